@@ -1,0 +1,348 @@
+/**
+ * The event catalog: every domain event as a zod schema. It is also the
+ * import and fixture format (NDJSON, one `{type, data, id?}` per line).
+ * Unknown fields are rejected so that a typo never loses data silently.
+ */
+import { z } from 'zod';
+import { parseDate, parseEventTimestamp } from '../time.js';
+
+/** Record ids: UUIDs of any version, kept in lower case. */
+export const id = z.guid({ error: 'must be a UUID' }).toLowerCase();
+
+export const timestamp = z
+  .string()
+  .refine((s) => parseEventTimestamp(s) !== undefined, {
+    error: 'must be a UTC timestamp YYYY-MM-DDTHH:MM:SS[.ffffff]Z',
+  });
+
+export const date = z.string().refine((s) => parseDate(s) !== undefined, {
+  error: 'must be a date YYYY-MM-DD',
+});
+
+const text = z.string();
+const int = z.number().int();
+const count = int.nonnegative();
+
+const base = { institution_id: id, occurred_at: timestamp };
+
+const event = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...base, ...shape });
+
+// ── Shared value objects ───────────────────────────────────────────────────
+
+export const personName = z.strictObject({ first_name: text, last_name: text, email: text });
+export const emergencyContact = z.strictObject({ name: text, phone_number: text, relationship: text });
+export const medicalInformation = z.strictObject({ description: text, has_medical_info: z.boolean() });
+export const coordinates = z.tuple([text, text]);
+export const customFieldOption = z.strictObject({ id, value: text, order: int });
+
+const profileFields = {
+  is_offline: z.boolean(),
+  first_name: text,
+  last_name: text,
+  email: text,
+  phone_number: text.optional(),
+  date_of_birth: date.nullable().optional(),
+  gender: int.nullable().optional(),
+  gender_text: text.optional(),
+  occupation: int.nullable().optional(),
+  occupation_institution_name: text.optional(),
+  address: text.optional(),
+  latitude_longitude: coordinates.nullable().optional(),
+  timezone: text.optional(),
+  profile_image: text.optional(),
+  is_following: z.boolean().optional(),
+  emergency_contact: emergencyContact.nullable().optional(),
+  medical_information: medicalInformation.nullable().optional(),
+  skills: z.array(z.strictObject({ id, skill_title: text })).optional(),
+  languages: z.array(z.strictObject({ id, language_name: text })).optional(),
+};
+
+export const questionAnswer = z.strictObject({
+  id,
+  question: z.strictObject({
+    id: text,
+    title: text,
+    question_type: z.union([int, text]),
+    options: z.array(text).optional(),
+    allocation_input_type: int.optional(),
+    allocation_total: z.string().regex(/^-?\d+(\.\d+)?$/, { error: 'must be a decimal string' }).optional(),
+    allocation_decimal_places: count.optional(),
+  }),
+  answer: text.optional(),
+  options: z.array(text).optional(),
+  date: date.nullable().optional(),
+  responded: z.boolean().optional(),
+  allocation_values: z.record(text, z.string()).nullable().optional(),
+  auto_populated_lists: z.array(z.strictObject({ id, title: text })).optional(),
+});
+
+const sequenceFields = {
+  title: text,
+  description: text,
+  folder: z.strictObject({ id, name: text }),
+  status: text,
+  display_status: text,
+};
+
+export const userSequenceStatus = z.enum(['Active', 'Paused', 'Inactive', 'Finished']);
+
+// ── The catalog ───────────────────────────────────────────────────────────
+
+export const eventSchemas = {
+  InstitutionRegistered: event({ name: text, share_base_url: z.url() }),
+  ApiKeyIssued: event({
+    key_id: id,
+    key_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lower-case hex digits' }),
+    label: text.nullable().optional(),
+  }),
+  ApiKeyRevoked: event({ key_id: id }),
+
+  CategoryCreated: event({ category_id: id, title: text, description: text }),
+  CategoryUpdated: event({ category_id: id, title: text.optional(), description: text.optional() }),
+
+  OpportunityCreated: event({
+    opportunity_id: id,
+    category_id: id,
+    title: text,
+    description: text,
+    status: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  }),
+  OpportunityUpdated: event({
+    opportunity_id: id,
+    title: text.optional(),
+    description: text.optional(),
+    category_id: id.optional(),
+  }),
+  OpportunityStatusChanged: event({
+    opportunity_id: id,
+    status: z.union([z.literal(0), z.literal(1), z.literal(2)]),
+  }),
+
+  ShiftCreated: event({
+    shift_id: id,
+    opportunity_id: id,
+    title: text,
+    description: text.nullable(),
+    shift_start_at: timestamp,
+    shift_end_at: timestamp,
+    spots: count,
+    location: text.nullable().optional(),
+  }),
+  ShiftUpdated: event({
+    shift_id: id,
+    title: text.optional(),
+    description: text.nullable().optional(),
+    shift_start_at: timestamp.optional(),
+    shift_end_at: timestamp.optional(),
+    spots: count.optional(),
+    location: text.nullable().optional(),
+  }),
+  ShiftRemoved: event({ shift_id: id }),
+
+  ProfileCreated: event({ profile_id: id, ...profileFields }),
+  ProfileUpdated: event({ profile_id: id, ...z.object(profileFields).partial().shape }),
+  ProfileTagged: event({
+    profile_id: id,
+    profile_tag_id: id,
+    tag: z.strictObject({ id, tag_title: text }),
+  }),
+  ProfileUntagged: event({ profile_id: id, profile_tag_id: id }),
+
+  CustomFieldDefined: event({
+    custom_field_id: id,
+    name: text,
+    field_type: int,
+    is_active: z.boolean(),
+    options: z.array(customFieldOption).optional(),
+  }),
+  CustomFieldUpdated: event({
+    custom_field_id: id,
+    name: text.optional(),
+    field_type: int.optional(),
+    is_active: z.boolean().optional(),
+    options: z.array(customFieldOption).optional(),
+  }),
+  ProfileCustomFieldAnswered: event({
+    profile_id: id,
+    entry_id: id,
+    custom_field_id: id,
+    value: z
+      .strictObject({
+        id,
+        value: z.union([z.boolean(), text]),
+        value_info: z.json().optional(),
+      })
+      .optional(),
+    selections: z.array(z.strictObject({ id, option_id: id })).optional(),
+  }),
+  ProfileOpportunityAdded: event({ profile_id: id, entry_id: id, opportunity_id: id }),
+
+  ReservationCreated: event({ reservation_id: id, shift_id: id, user_id: id }),
+  HoursLogged: event({
+    reservation_id: id,
+    logged_hours: z.number().nonnegative(),
+    arrival_time: timestamp.nullable().optional(),
+    departure_time: timestamp.nullable().optional(),
+    approved_by: personName.nullable().optional(),
+  }),
+  ReservationCancelled: event({ reservation_id: id }),
+
+  FormSubmitted: event({
+    submission_id: id,
+    user_id: id,
+    form: z.strictObject({ id: text, title: text }),
+    folder: z.strictObject({ name: text }),
+    submission_status: text.optional(),
+    site_ids: z.array(id).optional(),
+    category_ids: z.array(id).optional(),
+    arrival_source_opportunity_id: id.nullable().optional(),
+    questions: z.array(questionAnswer).optional(),
+    medical_info: z.json().optional(),
+    emergency_contact: emergencyContact.nullable().optional(),
+    digital_consent: z
+      .array(z.strictObject({ id, digital_consent_info: z.json().optional(), consent_status: int }))
+      .optional(),
+    general_availability: z.array(z.strictObject({ id, day: int, availability: text })).optional(),
+    attachments: z
+      .array(
+        z.strictObject({
+          id,
+          document_file: text.nullable().optional(),
+          notes: text.optional(),
+          attachment_info: z.strictObject({ id, title: text, description: text }),
+        }),
+      )
+      .optional(),
+    opportunities: z
+      .array(z.strictObject({ opportunity_id: id, opportunity_shifts_count: count }))
+      .optional(),
+  }),
+  FormSubmissionStatusChanged: event({ submission_id: id, submission_status: text }),
+
+  SequenceCreated: event({ sequence_id: id, ...sequenceFields }),
+  SequenceUpdated: event({ sequence_id: id, ...z.object(sequenceFields).partial().shape }),
+  SequenceStepAdded: event({
+    sequence_id: id,
+    step_id: id,
+    step: int,
+    type: int,
+    type_display: text,
+    step_details: z.array(z.strictObject({ id, title: text, description: text })),
+  }),
+  SequenceStepRemoved: event({ sequence_id: id, step_id: id }),
+
+  UserSequenceStarted: event({
+    user_sequence_id: id,
+    sequence_id: id,
+    user_id: id,
+    status: userSequenceStatus.optional(),
+  }),
+  UserSequenceStatusChanged: event({ user_sequence_id: id, status: userSequenceStatus }),
+  UserSequenceStepUpdated: event({
+    user_sequence_id: id,
+    step_detail_id: id,
+    status: int,
+    completion_date: timestamp.nullable().optional(),
+    expiration_date: timestamp.nullable().optional(),
+  }),
+
+  SiteCreated: event({ site_id: id, title: text, address: text.optional() }),
+  UserAssignedToSite: event({ site_id: id, user_id: id }),
+  UserUnassignedFromSite: event({ site_id: id, user_id: id }),
+} as const;
+
+type Schemas = typeof eventSchemas;
+export type EventType = keyof Schemas;
+export const eventTypes = Object.keys(eventSchemas) as EventType[];
+
+/** The data of one event type, as validated (ids in lower case). */
+export type EventData<T extends EventType> = z.output<Schemas[T]>;
+
+/** A domain event: its type and data. */
+export type DomainEvent = { [T in EventType]: { type: T; data: EventData<T> } }[EventType];
+export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
+
+export function isEventType(type: string): type is EventType {
+  return Object.hasOwn(eventSchemas, type);
+}
+
+/**
+ * The stream an event belongs to: the aggregate it changes. Everything about
+ * sites lives in one registry stream per institution, so that title
+ * uniqueness and memberships are decided against one expected revision.
+ */
+export function streamOf(event: DomainEvent): string {
+  switch (event.type) {
+    case 'InstitutionRegistered':
+      return `institution-${event.data.institution_id}`;
+    case 'ApiKeyIssued':
+    case 'ApiKeyRevoked':
+      return `apikey-${event.data.key_id}`;
+    case 'CategoryCreated':
+    case 'CategoryUpdated':
+      return `category-${event.data.category_id}`;
+    case 'OpportunityCreated':
+    case 'OpportunityUpdated':
+    case 'OpportunityStatusChanged':
+      return `opportunity-${event.data.opportunity_id}`;
+    case 'ShiftCreated':
+    case 'ShiftUpdated':
+    case 'ShiftRemoved':
+      return `shift-${event.data.shift_id}`;
+    case 'ProfileCreated':
+    case 'ProfileUpdated':
+    case 'ProfileTagged':
+    case 'ProfileUntagged':
+    case 'ProfileCustomFieldAnswered':
+    case 'ProfileOpportunityAdded':
+      return `profile-${event.data.profile_id}`;
+    case 'CustomFieldDefined':
+    case 'CustomFieldUpdated':
+      return `customfield-${event.data.custom_field_id}`;
+    case 'ReservationCreated':
+    case 'HoursLogged':
+    case 'ReservationCancelled':
+      return `reservation-${event.data.reservation_id}`;
+    case 'FormSubmitted':
+    case 'FormSubmissionStatusChanged':
+      return `formsubmission-${event.data.submission_id}`;
+    case 'SequenceCreated':
+    case 'SequenceUpdated':
+    case 'SequenceStepAdded':
+    case 'SequenceStepRemoved':
+      return `sequence-${event.data.sequence_id}`;
+    case 'UserSequenceStarted':
+    case 'UserSequenceStatusChanged':
+    case 'UserSequenceStepUpdated':
+      return `usersequence-${event.data.user_sequence_id}`;
+    case 'SiteCreated':
+    case 'UserAssignedToSite':
+    case 'UserUnassignedFromSite':
+      return `site-registry-${event.data.institution_id}`;
+    default: {
+      const unreachable: never = event;
+      throw new Error(`no stream for ${JSON.stringify(unreachable)}`);
+    }
+  }
+}
+
+/** Stream name prefixes this application writes (used to filter a shared log). */
+export const streamPrefixes = [
+  'institution-',
+  'apikey-',
+  'category-',
+  'opportunity-',
+  'shift-',
+  'profile-',
+  'customfield-',
+  'reservation-',
+  'formsubmission-',
+  'sequence-',
+  'usersequence-',
+  'site-registry-',
+] as const;
+
+/** Parse one event's data against its schema. */
+export function parseEvent(type: EventType, data: unknown) {
+  return eventSchemas[type].safeParse(data);
+}

@@ -1,0 +1,231 @@
+/**
+ * The embedded event store: an append-only log in LMDB.
+ *
+ * - `events`: global position (1, 2, …) → the event
+ * - `streams`: [stream, revision] → position
+ * - `heads`: stream → its last revision
+ * - `ids`: event id → position (idempotent appends)
+ * - `meta`: 'head' → the last position
+ *
+ * Appends run in one synchronous LMDB write transaction, which LMDB
+ * serializes across processes, so a CLI import and a running server can
+ * share one log. Subscribers see appends of this process at once and those
+ * of other processes within one poll interval.
+ */
+import { EventEmitter } from 'node:events';
+import { open, type Database, type RootDatabase } from 'lmdb';
+import {
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type Position,
+  type RecordedEvent,
+  type StreamAppend,
+  type Subscription,
+  type SubscriptionHandler,
+  startOfLog,
+  WrongExpectedRevisionError,
+} from './port.js';
+
+interface StoredEvent {
+  id: string;
+  type: string;
+  stream: string;
+  revision: number;
+  data: unknown;
+}
+
+const HEAD = 'head';
+const READ_BATCH = 5000;
+
+export interface EmbeddedOptions {
+  /** How often to look for appends by other processes, in ms. */
+  pollIntervalMs?: number;
+}
+
+const toPosition = (n: number): Position => {
+  const b = BigInt(n);
+  return { commit: b, prepare: b };
+};
+
+export class EmbeddedEventStore implements EventStore {
+  readonly kind = 'embedded';
+  private readonly events: Database<StoredEvent, number>;
+  private readonly streams: Database<number, [string, number]>;
+  private readonly heads: Database<number, string>;
+  private readonly ids: Database<number, string>;
+  private readonly meta: Database<number, string>;
+  private readonly appended = new EventEmitter();
+  private readonly pollIntervalMs: number;
+
+  constructor(
+    private readonly root: RootDatabase,
+    options: EmbeddedOptions = {},
+  ) {
+    this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
+    this.streams = root.openDB<number, [string, number]>({ name: 'streams' });
+    this.heads = root.openDB<number, string>({ name: 'heads' });
+    this.ids = root.openDB<number, string>({ name: 'ids' });
+    this.meta = root.openDB<number, string>({ name: 'meta' });
+    this.pollIntervalMs = options.pollIntervalMs ?? 100;
+    this.appended.setMaxListeners(0);
+  }
+
+  static open(path: string, options: EmbeddedOptions = {}): EmbeddedEventStore {
+    return new EmbeddedEventStore(open({ path, compression: false }), options);
+  }
+
+  async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any') {
+    const result = this.root.transactionSync(() => this.appendInTxn({ stream, events, expectedRevision }));
+    this.appended.emit('append');
+    return result;
+  }
+
+  async appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined> {
+    const last = this.root.transactionSync(() => {
+      let position: Position | undefined;
+      for (const append of appends) position = this.appendInTxn(append).position;
+      return position;
+    });
+    this.appended.emit('append');
+    return last;
+  }
+
+  /** Runs inside a write transaction: reads see the transaction's own writes. */
+  private appendInTxn({ stream, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
+    const current = this.heads.get(stream);
+    const seen = new Set<string>();
+    const fresh = events.filter((e) => {
+      if (seen.has(e.id) || this.ids.get(e.id) !== undefined) return false;
+      seen.add(e.id);
+      return true;
+    });
+    const head = this.meta.get(HEAD) ?? 0;
+    if (fresh.length === 0) {
+      // Every event is already in the log: answer as the first append did.
+      const last = events.at(-1);
+      const position = last === undefined ? head : (this.ids.get(last.id) ?? head);
+      return { nextRevision: this.events.get(position)?.revision ?? current ?? -1, position: toPosition(position) };
+    }
+    checkExpected(stream, expectedRevision, current);
+    let revision = current ?? -1;
+    let position = head;
+    for (const e of fresh) {
+      position += 1;
+      revision += 1;
+      this.events.put(position, { id: e.id, type: e.type, stream, revision, data: e.data });
+      this.streams.put([stream, revision], position);
+      this.ids.put(e.id, position);
+    }
+    this.heads.put(stream, revision);
+    this.meta.put(HEAD, position);
+    return { nextRevision: revision, position: toPosition(position) };
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    for (const { value: position } of this.streams.getRange({
+      start: [stream, 0],
+      end: [stream, Number.MAX_SAFE_INTEGER],
+    })) {
+      const stored = this.events.get(position);
+      if (stored) out.push(recorded(position, stored));
+    }
+    return out;
+  }
+
+  async readAll(from: Position, maxCount: number): Promise<RecordedEvent[]> {
+    return this.readAllSync(from, maxCount);
+  }
+
+  private readAllSync(from: Position, maxCount: number): RecordedEvent[] {
+    const start = from.commit < 0n ? 0 : Number(from.commit) + 1;
+    const out: RecordedEvent[] = [];
+    for (const { key, value } of this.events.getRange({ start, limit: maxCount })) {
+      out.push(recorded(key, value));
+    }
+    return out;
+  }
+
+  async head(): Promise<Position> {
+    const head = this.meta.get(HEAD);
+    return head === undefined ? startOfLog : toPosition(head);
+  }
+
+  subscribe(from: Position, handler: SubscriptionHandler): Subscription {
+    let position = from;
+    let closed = false;
+    let pending = true;
+    let wake: (() => void) | undefined;
+    const signal = () => {
+      pending = true;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    this.appended.on('append', signal);
+    const poll = setInterval(() => {
+      this.root.resetReadTxn();
+      const head = this.meta.get(HEAD) ?? 0;
+      if (BigInt(head) > position.commit) signal();
+    }, this.pollIntervalMs);
+
+    const run = async () => {
+      while (!closed) {
+        if (!pending) {
+          await new Promise<void>((resolve) => (wake = resolve));
+          continue;
+        }
+        pending = false;
+        try {
+          for (;;) {
+            const batch = this.readAllSync(position, READ_BATCH);
+            if (batch.length === 0 || closed) break;
+            await handler.onEvents(batch);
+            position = batch[batch.length - 1]!.position;
+          }
+          if (!closed) handler.onCaughtUp?.(position);
+        } catch (error) {
+          handler.onError?.(error);
+          pending = true;
+          await new Promise((resolve) => setTimeout(resolve, 1000));
+        }
+      }
+    };
+    const running = run();
+    return {
+      close: async () => {
+        closed = true;
+        clearInterval(poll);
+        this.appended.off('append', signal);
+        signal();
+        await running;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}
+
+function recorded(position: number, e: StoredEvent): RecordedEvent {
+  return {
+    id: e.id,
+    type: e.type,
+    stream: e.stream,
+    revision: e.revision,
+    position: toPosition(position),
+    data: e.data,
+  };
+}
+
+function checkExpected(stream: string, expected: ExpectedRevision, current: number | undefined): void {
+  const ok =
+    expected === 'any' ||
+    (expected === 'no_stream' && current === undefined) ||
+    (expected === 'stream_exists' && current !== undefined) ||
+    (typeof expected === 'number' && current === expected);
+  if (!ok) throw new WrongExpectedRevisionError(stream, expected, current ?? 'no_stream');
+}

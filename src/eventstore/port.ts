@@ -1,0 +1,105 @@
+/**
+ * The event store port. The embedded LMDB log and the EventStoreDB adapter
+ * both implement it, and both run the same contract suite
+ * (test/eventstore-contract.ts).
+ */
+
+/** A global position in the log. EventStoreDB has two parts; the embedded log uses one number for both. */
+export interface Position {
+  readonly commit: bigint;
+  readonly prepare: bigint;
+}
+
+export const startOfLog: Position = { commit: -1n, prepare: -1n };
+
+export function comparePositions(a: Position, b: Position): number {
+  if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
+  if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
+  return 0;
+}
+
+/** `any`: no check; `no_stream`: must not exist; `stream_exists`: must exist; a number: the stream's last revision (0-based). */
+export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
+
+export interface EventToAppend {
+  /** Event id (UUID). Appending an id the log already holds appends nothing for it. */
+  readonly id: string;
+  readonly type: string;
+  readonly data: unknown;
+}
+
+export interface RecordedEvent {
+  readonly id: string;
+  readonly type: string;
+  readonly stream: string;
+  /** 0-based revision within the stream. */
+  readonly revision: number;
+  readonly position: Position;
+  readonly data: unknown;
+}
+
+export interface AppendResult {
+  /** The stream's last revision after the append. */
+  readonly nextRevision: number;
+  /** Position of the last event of the append (or of the events it repeated). */
+  readonly position: Position;
+}
+
+export interface StreamAppend {
+  readonly stream: string;
+  readonly events: readonly EventToAppend[];
+  readonly expectedRevision?: ExpectedRevision;
+}
+
+export class WrongExpectedRevisionError extends Error {
+  constructor(
+    readonly stream: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number | 'no_stream',
+  ) {
+    super(`stream ${stream}: expected revision ${String(expected)}, actual ${String(actual)}`);
+    this.name = 'WrongExpectedRevisionError';
+  }
+}
+
+/** The store cannot be reached right now (a retry later may succeed). */
+export class StoreUnavailableError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = 'StoreUnavailableError';
+  }
+}
+
+export interface SubscriptionHandler {
+  /** A batch of events in log order; the next batch comes once this resolves. */
+  onEvents(events: readonly RecordedEvent[]): Promise<void>;
+  /** The log was read to its end (called after each catch-up). */
+  onCaughtUp?(head: Position): void;
+  /** The position moved across events that are not ours (filtered out). */
+  onCheckpoint?(position: Position): Promise<void>;
+  /** The subscription is reconnecting after a failure. */
+  onError?(error: unknown): void;
+}
+
+export interface Subscription {
+  close(): Promise<void>;
+}
+
+export interface EventStore {
+  readonly kind: string;
+  append(stream: string, events: readonly EventToAppend[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
+  /**
+   * Append to several streams. The embedded log does it in one transaction;
+   * other adapters append stream by stream.
+   */
+  appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined>;
+  /** The events of one stream in revision order; empty when the stream does not exist. */
+  readStream(stream: string): Promise<RecordedEvent[]>;
+  /** Up to `maxCount` events after `from` (exclusive), in log order. */
+  readAll(from: Position, maxCount: number): Promise<RecordedEvent[]>;
+  /** The position of the last event in the log, or startOfLog. */
+  head(): Promise<Position>;
+  /** Catch up from `from` (exclusive), then follow new events, also those appended by other processes. */
+  subscribe(from: Position, handler: SubscriptionHandler): Subscription;
+  close(): Promise<void>;
+}

@@ -1,0 +1,92 @@
+/**
+ * The in-memory read model: every record by kind and id (what projections
+ * read), and for each searchable kind one table per institution with its
+ * sorted indexes (what searches read). Requests only ever read from here.
+ */
+import type { Change, ReadView } from '../../projections/projection.js';
+import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
+import { kinds } from '../../projections/records.js';
+import type { IndexDef } from './sorted-index.js';
+import { Table } from './table.js';
+
+export interface TableDef<R> {
+  readonly indexes: readonly IndexDef<R>[];
+  /** Whether a record appears in lists and searches (default: always). */
+  readonly include?: (record: R) => boolean;
+}
+
+export type TableDefs = { readonly [K in Kind]?: TableDef<Records[K]> };
+
+type Maps = { [K in Kind]: Map<string, Records[K]> };
+
+function institutionOf(kind: Kind, record: AnyRecord): string {
+  return kind === 'institution' ? record.id : (record as Exclude<AnyRecord, Records['institution']>).institution_id;
+}
+
+export class ReadModel implements ReadView {
+  private readonly maps = Object.fromEntries(kinds.map((k) => [k, new Map()])) as Maps;
+  private readonly tables = new Map<string, Table<AnyRecord>>();
+  private readonly dirty = new Set<Table<AnyRecord>>();
+  private readonly keysByHash = new Map<string, ApiKeyRecord>();
+
+  constructor(private readonly defs: TableDefs) {}
+
+  get<K extends Kind>(kind: K, id: string): Records[K] | undefined {
+    return this.maps[kind].get(id);
+  }
+
+  count(kind: Kind): number {
+    return this.maps[kind].size;
+  }
+
+  /** The searchable records of one kind and institution (undefined: none yet). */
+  table<K extends Kind>(kind: K, institutionId: string): Table<Records[K]> | undefined {
+    const table = this.tables.get(`${kind}:${institutionId}`);
+    table?.flush();
+    return table as Table<Records[K]> | undefined;
+  }
+
+  /** The live, unrevoked API key with this SHA-256 hash. */
+  apiKey(sha256: string): ApiKeyRecord | undefined {
+    return this.keysByHash.get(sha256);
+  }
+
+  apply(change: Change): void {
+    const { kind, id, record } = change;
+    const map = this.maps[kind] as Map<string, AnyRecord>;
+    const before = map.get(id);
+    if (record === null) map.delete(id);
+    else map.set(id, record);
+
+    if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
+
+    const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
+    const owner = record ?? before;
+    if (!def || !owner) return;
+    const tableKey = `${kind}:${institutionOf(kind, owner)}`;
+    let table = this.tables.get(tableKey);
+    if (!table) {
+      table = new Table<AnyRecord>(def.indexes);
+      this.tables.set(tableKey, table);
+    }
+    const visible = record !== null && (def.include?.(record) ?? true) ? record : null;
+    table.set(id, visible);
+    this.dirty.add(table);
+  }
+
+  /** Bring every index up to date (after a batch of changes). */
+  flush(): void {
+    for (const table of this.dirty) table.flush();
+    this.dirty.clear();
+  }
+
+  /** Every record, for persistence and comparison. */
+  *entries(): Iterable<[Kind, AnyRecord]> {
+    for (const kind of kinds) for (const record of this.maps[kind].values()) yield [kind, record];
+  }
+
+  private indexKey(before: ApiKeyRecord | undefined, after: ApiKeyRecord | null): void {
+    if (before) this.keysByHash.delete(before.key_sha256);
+    if (after && !after.revoked) this.keysByHash.set(after.key_sha256, after);
+  }
+}

@@ -1,0 +1,72 @@
+/**
+ * The read model on disk: every record under [kind, id] and the checkpoint
+ * (the log position the records reflect), written in one LMDB transaction
+ * per batch so that records and checkpoint never disagree.
+ */
+import { open, type Database, type RootDatabase } from 'lmdb';
+import type { Change } from '../../projections/projection.js';
+import type { AnyRecord, Kind } from '../../projections/records.js';
+import { type Position, startOfLog } from '../eventstore/port.js';
+
+/** Bump when projections change what they store: an older read model is then rebuilt from the log. */
+export const READ_MODEL_VERSION = 1;
+
+interface Meta {
+  checkpoint?: { commit: string; prepare: string };
+  version?: number;
+}
+
+export class ReadModelStore {
+  private readonly records: Database<AnyRecord, [Kind, string]>;
+  private readonly meta: Database<Meta[keyof Meta], keyof Meta>;
+
+  private constructor(private readonly root: RootDatabase) {
+    this.records = root.openDB<AnyRecord, [Kind, string]>({
+      name: 'records',
+      sharedStructuresKey: Symbol.for('structures'),
+    });
+    this.meta = root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
+  }
+
+  static open(path: string): ReadModelStore {
+    return new ReadModelStore(open({ path, compression: false }));
+  }
+
+  /** Whether the stored records were made by the current projections. */
+  isCurrent(): boolean {
+    return this.meta.get('version') === READ_MODEL_VERSION;
+  }
+
+  checkpoint(): Position {
+    const stored = this.meta.get('checkpoint') as Meta['checkpoint'];
+    return stored ? { commit: BigInt(stored.commit), prepare: BigInt(stored.prepare) } : startOfLog;
+  }
+
+  *load(): Iterable<[Kind, AnyRecord]> {
+    for (const { key, value } of this.records.getRange({ snapshot: false })) yield [key[0], value];
+  }
+
+  /** Write a batch of changes and the checkpoint atomically. */
+  async write(changes: Iterable<Change>, checkpoint: Position): Promise<void> {
+    await this.root.transaction(() => {
+      for (const { kind, id, record } of changes) {
+        if (record === null) this.records.remove([kind, id]);
+        else this.records.put([kind, id], record);
+      }
+      this.meta.put('checkpoint', { commit: checkpoint.commit.toString(), prepare: checkpoint.prepare.toString() });
+      this.meta.put('version', READ_MODEL_VERSION);
+    });
+  }
+
+  /** Drop every record and the checkpoint (before a replay of the whole log). */
+  async clear(): Promise<void> {
+    await this.root.transaction(() => {
+      this.records.clearSync();
+      this.meta.clearSync();
+    });
+  }
+
+  async close(): Promise<void> {
+    await this.root.close();
+  }
+}

@@ -1,0 +1,171 @@
+/**
+ * The projector: follows the log from the read model's checkpoint, folds
+ * each batch of events through the projections into the in-memory model,
+ * and persists the changed records with the new checkpoint in one LMDB
+ * transaction. On start it loads the records from LMDB first, so only the
+ * events after the checkpoint are replayed.
+ */
+import type { Logger } from 'pino';
+import { projections as allProjections } from '../../projections/index.js';
+import type { Change, Handler, Projection } from '../../projections/projection.js';
+import { type EventType, isEventType } from '../events/catalog.js';
+import {
+  comparePositions,
+  type EventStore,
+  type Position,
+  type RecordedEvent,
+  type Subscription,
+  startOfLog,
+} from '../eventstore/port.js';
+import { parseEventTimestamp } from '../time.js';
+import type { ReadModel } from './model.js';
+import type { ReadModelStore } from './persistence.js';
+
+type AnyHandler = Handler<EventType>;
+
+function handlersByType(projections: readonly Projection[]): Map<string, AnyHandler[]> {
+  const byType = new Map<string, AnyHandler[]>();
+  for (const projection of projections) {
+    for (const [type, handler] of Object.entries(projection)) {
+      if (type === 'name' || typeof handler !== 'function') continue;
+      const list = byType.get(type) ?? [];
+      list.push(handler as AnyHandler);
+      byType.set(type, list);
+    }
+  }
+  return byType;
+}
+
+interface Waiter {
+  position: Position;
+  resolve: () => void;
+}
+
+export interface ProjectorStatus {
+  position: Position;
+  caughtUp: boolean;
+  eventsApplied: number;
+  lastError: string | undefined;
+}
+
+export class Projector {
+  private readonly handlers: Map<string, AnyHandler[]>;
+  private subscription: Subscription | undefined;
+  private waiters: Waiter[] = [];
+  private position: Position = startOfLog;
+  private caughtUp = false;
+  private eventsApplied = 0;
+  private lastError: string | undefined;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly model: ReadModel,
+    private readonly disk: ReadModelStore,
+    private readonly log?: Logger,
+    projections: readonly Projection[] = allProjections,
+  ) {
+    this.handlers = handlersByType(projections);
+  }
+
+  status(): ProjectorStatus {
+    return { position: this.position, caughtUp: this.caughtUp, eventsApplied: this.eventsApplied, lastError: this.lastError };
+  }
+
+  /** Load the persisted records (or drop an outdated read model). */
+  async load(): Promise<void> {
+    if (!this.disk.isCurrent()) {
+      await this.disk.clear();
+      this.position = startOfLog;
+      return;
+    }
+    for (const [kind, record] of this.disk.load()) this.model.apply({ kind, id: record.id, record } as Change);
+    this.model.flush();
+    this.position = this.disk.checkpoint();
+  }
+
+  /** Load, catch up with the log, and keep following it. Resolves once caught up. */
+  async start(): Promise<void> {
+    await this.load();
+    await new Promise<void>((resolve) => {
+      this.subscription = this.store.subscribe(this.position, {
+        onEvents: (events) => this.applyBatch(events),
+        onCheckpoint: async (position) => {
+          if (comparePositions(position, this.position) > 0) {
+            await this.disk.write([], position);
+            this.advance(position);
+          }
+        },
+        onCaughtUp: () => {
+          this.caughtUp = true;
+          resolve();
+        },
+        onError: (error) => {
+          this.lastError = error instanceof Error ? error.message : String(error);
+          this.log?.error({ err: error }, 'projection subscription failed; retrying');
+        },
+      });
+    });
+  }
+
+  /** Replay from the checkpoint up to the current head of the log, then stop. */
+  async catchUp(): Promise<void> {
+    const head = await this.store.head();
+    while (comparePositions(this.position, head) < 0) {
+      const events = await this.store.readAll(this.position, 5000);
+      if (events.length === 0) break;
+      await this.applyBatch(events);
+    }
+  }
+
+  /** Resolves once the read model has applied the log up to `position`. */
+  waitFor(position: Position): Promise<void> {
+    if (comparePositions(this.position, position) >= 0) return Promise.resolve();
+    return new Promise((resolve) => this.waiters.push({ position, resolve }));
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.close();
+    this.subscription = undefined;
+  }
+
+  async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const changed = new Map<string, Change>();
+    for (const event of events) {
+      if (comparePositions(event.position, this.position) <= 0) continue; // delivered twice
+      for (const change of this.project(event)) {
+        this.model.apply(change);
+        changed.set(`${change.kind}:${change.id}`, change);
+      }
+    }
+    this.model.flush();
+    const last = events[events.length - 1]!.position;
+    if (comparePositions(last, this.position) <= 0) return;
+    await this.disk.write(changed.values(), last);
+    this.eventsApplied += events.length;
+    this.advance(last);
+  }
+
+  /** Every projection sees the model as it stood before the event. */
+  private project(event: RecordedEvent): Change[] {
+    if (!isEventType(event.type)) return [];
+    const handlers = this.handlers.get(event.type);
+    if (!handlers) return [];
+    // The log holds only events validated against the catalog before they were appended.
+    const data = event.data as { occurred_at: string } & Parameters<AnyHandler>[1];
+    const at = parseEventTimestamp(data.occurred_at) ?? 0;
+    if (handlers.length === 1) return handlers[0]!(this.model, data, at);
+    return handlers.flatMap((handler) => handler(this.model, data, at));
+  }
+
+  private advance(position: Position): void {
+    this.position = position;
+    if (this.waiters.length === 0) return;
+    const still: Waiter[] = [];
+    for (const w of this.waiters) {
+      if (comparePositions(position, w.position) >= 0) w.resolve();
+      else still.push(w);
+    }
+    this.waiters = still;
+  }
+}

@@ -1,0 +1,97 @@
+/**
+ * A sorted index over records: an array ordered by a tuple of numeric keys
+ * with the record id as the last tie-breaker, so every order is total and
+ * pages never overlap. Binary search gives the bounds of a range on the
+ * leading key, and positions in the array are ranks: a page is a slice and
+ * a count is the difference of two bounds.
+ */
+
+export interface Identified {
+  readonly id: string;
+}
+
+export type NumericKey<R> = (record: R) => number;
+
+export interface IndexDef<R> {
+  readonly name: string;
+  /** Sort keys, most significant first; the id breaks the remaining ties. */
+  readonly keys: readonly NumericKey<R>[];
+}
+
+export type Comparator<R> = (a: R, b: R) => number;
+
+export function comparatorOf<R extends Identified>(keys: readonly NumericKey<R>[]): Comparator<R> {
+  return (a, b) => {
+    for (const key of keys) {
+      const d = key(a) - key(b);
+      if (d !== 0) return d;
+    }
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  };
+}
+
+export class SortedIndex<R extends Identified> {
+  readonly compare: Comparator<R>;
+  readonly leading: NumericKey<R>;
+  private items: R[] = [];
+
+  constructor(readonly def: IndexDef<R>) {
+    if (def.keys.length === 0) throw new Error(`index ${def.name} needs at least one key`);
+    this.compare = comparatorOf(def.keys);
+    this.leading = def.keys[0]!;
+  }
+
+  get size(): number {
+    return this.items.length;
+  }
+
+  /** The records in index order. Read-only: the index owns the array. */
+  get all(): readonly R[] {
+    return this.items;
+  }
+
+  /** Replace the contents with these records, sorted in one go. */
+  rebuild(records: R[]): void {
+    records.sort(this.compare);
+    this.items = records;
+  }
+
+  insert(record: R): void {
+    this.items.splice(this.position(record), 0, record);
+  }
+
+  /** Remove a record, located by the keys it had when inserted. */
+  delete(record: R): void {
+    const at = this.position(record);
+    if (this.items[at] === record) {
+      this.items.splice(at, 1);
+      return;
+    }
+    // Same keys, another object (a record loaded afresh): find by id.
+    if (this.items[at]?.id === record.id) this.items.splice(at, 1);
+  }
+
+  /** First position whose record is not before `record`. */
+  private position(record: R): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.compare(this.items[mid]!, record) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First position whose leading key is ≥ `value`. */
+  lowerBound(value: number): number {
+    let lo = 0;
+    let hi = this.items.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.leading(this.items[mid]!) < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+}

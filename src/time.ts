@@ -1,0 +1,112 @@
+/**
+ * Time values of the service. Timestamps are integer microseconds since the
+ * Unix epoch (JavaScript's Date has only milliseconds), dates are whole days
+ * since the epoch, and times of day are microseconds since midnight UTC.
+ */
+
+export const MICROS_PER_SECOND = 1_000_000;
+export const MICROS_PER_DAY = 86_400 * MICROS_PER_SECOND;
+
+const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
+const TIMESTAMP =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+const TIME_OF_DAY = /^(\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,6}))?)?$/;
+/** The strict form used in events: always a zone designator `Z`. */
+const EVENT_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+
+function daysFromCivil(year: number, month: number, day: number): number | undefined {
+  if (month < 1 || month > 12 || day < 1) return undefined;
+  const ms = Date.UTC(year, month - 1, day);
+  const check = new Date(ms);
+  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) {
+    return undefined;
+  }
+  return Math.floor(ms / 86_400_000);
+}
+
+function fractionMicros(fraction: string | undefined): number {
+  return fraction === undefined ? 0 : Number(fraction.padEnd(6, '0'));
+}
+
+/** `YYYY-MM-DD`, a real calendar date → days since the epoch. */
+export function parseDate(text: string): number | undefined {
+  const m = DATE.exec(text);
+  if (!m) return undefined;
+  return daysFromCivil(Number(m[1]), Number(m[2]), Number(m[3]));
+}
+
+/**
+ * A timestamp filter value: `YYYY-MM-DD` (its midnight UTC) or
+ * `YYYY-MM-DDTHH:MM[:SS[.ffffff]]` with `Z`, `±HH:MM` or no zone (UTC).
+ */
+export function parseTimestamp(text: string): number | undefined {
+  const m = TIMESTAMP.exec(text);
+  if (!m) return undefined;
+  const days = daysFromCivil(Number(m[1]), Number(m[2]), Number(m[3]));
+  if (days === undefined) return undefined;
+  if (m[4] === undefined) return days * MICROS_PER_DAY;
+  const hours = Number(m[4]);
+  const minutes = Number(m[5]);
+  const seconds = m[6] === undefined ? 0 : Number(m[6]);
+  if (hours > 23 || minutes > 59 || seconds > 59) return undefined;
+  let offsetMinutes = 0;
+  const zone = m[8];
+  if (zone !== undefined && zone !== 'Z') {
+    const zh = Number(zone.slice(1, 3));
+    const zm = Number(zone.slice(4, 6));
+    if (zh > 23 || zm > 59) return undefined;
+    offsetMinutes = (zone[0] === '-' ? -1 : 1) * (zh * 60 + zm);
+  }
+  const secondsOfDay = hours * 3600 + minutes * 60 + seconds - offsetMinutes * 60;
+  return days * MICROS_PER_DAY + secondsOfDay * MICROS_PER_SECOND + fractionMicros(m[7]);
+}
+
+/** The timestamp form events carry: `YYYY-MM-DDTHH:MM:SS[.ffffff]Z`. */
+export function parseEventTimestamp(text: string): number | undefined {
+  return EVENT_TIMESTAMP.test(text) ? parseTimestamp(text) : undefined;
+}
+
+/** `HH:MM` or `HH:MM:SS[.ffffff]` → microseconds since midnight. */
+export function parseTimeOfDay(text: string): number | undefined {
+  const m = TIME_OF_DAY.exec(text);
+  if (!m) return undefined;
+  const hours = Number(m[1]);
+  const minutes = Number(m[2]);
+  const seconds = m[3] === undefined ? 0 : Number(m[3]);
+  if (hours > 23 || minutes > 59 || seconds > 59) return undefined;
+  return (hours * 3600 + minutes * 60 + seconds) * MICROS_PER_SECOND + fractionMicros(m[4]);
+}
+
+
+/** Days since the epoch → `YYYY-MM-DD`. */
+export function formatDate(days: number): string {
+  return new Date(days * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Microseconds → `YYYY-MM-DDTHH:MM:SSZ`, with `.ffffff` when the microseconds are not zero. */
+export function formatTimestamp(micros: number): string {
+  const millis = Math.floor(micros / 1000);
+  const sub = micros - Math.floor(micros / MICROS_PER_SECOND) * MICROS_PER_SECOND;
+  const base = new Date(millis).toISOString().slice(0, 19);
+  return sub === 0 ? base + 'Z' : base + '.' + String(sub).padStart(6, '0') + 'Z';
+}
+
+export function dayOf(micros: number): number {
+  return Math.floor(micros / MICROS_PER_DAY);
+}
+
+export function timeOfDay(micros: number): number {
+  return micros - dayOf(micros) * MICROS_PER_DAY;
+}
+
+/** Whole years between a date of birth and a day, both in days since the epoch. */
+export function ageOn(dateOfBirth: number, today: number): number {
+  const born = new Date(dateOfBirth * 86_400_000);
+  const now = new Date(today * 86_400_000);
+  let age = now.getUTCFullYear() - born.getUTCFullYear();
+  const beforeBirthday =
+    now.getUTCMonth() < born.getUTCMonth() ||
+    (now.getUTCMonth() === born.getUTCMonth() && now.getUTCDate() < born.getUTCDate());
+  if (beforeBirthday) age -= 1;
+  return age;
+}
