@@ -1,0 +1,228 @@
+/**
+ * Generates fixtures/demo.ndjson: two believable organizations, made
+ * deterministically (a seeded generator), so the file and the snapshots
+ * built on it only change when this script does.
+ *
+ *   npm run fixture:demo
+ */
+import { createHash } from 'node:crypto';
+
+function mulberry32(seed: number) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+const rand = mulberry32(20260901);
+const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
+const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+const hex = (n: number) => Array.from({ length: n }, () => Math.floor(rand() * 16).toString(16)).join('');
+const uuid = () => `${hex(8)}-${hex(4)}-4${hex(3)}-${pick(['8', '9', 'a', 'b'])}${hex(3)}-${hex(12)}`;
+const sha256 = (s: string) => createHash('sha256').update(s).digest('hex');
+
+const MIN = 60_000;
+const HOUR = 60 * MIN;
+const DAY = 24 * HOUR;
+/** ISO timestamp from whole-minute milliseconds, plus microseconds (0 to 999,999). */
+const iso = (ms: number, micros = 0) => {
+  const base = new Date(ms).toISOString().slice(0, 19);
+  const frac = (ms % 1000) * 1000 + micros;
+  return frac === 0 ? `${base}Z` : `${base}.${String(frac).padStart(6, '0')}Z`;
+};
+
+const lines: string[] = [];
+const emit = (type: string, data: Record<string, unknown>) => {
+  lines.push(JSON.stringify({ type, id: uuid(), data }));
+};
+
+export const DEMO_KEYS = {
+  riverside: 'vm_demo_riverside_7Qm2x9KfLp4sT8wZ',
+  harbor: 'vm_demo_harbor_3Hd8nV2cRq6yJ1bM',
+};
+
+interface OrgPlan {
+  key: string;
+  name: string;
+  base: string;
+  categories: Array<[string, string]>;
+  opportunities: Array<[number, string, string, 0 | 1 | 2]>;
+  profiles: number;
+  shifts: number;
+  start: number;
+}
+
+const FIRST = ['Ana', 'Ben', 'Chloe', 'Dev', 'Elena', 'Farid', 'Grace', 'Hiro', 'Ines', 'Jamal', 'Kara', 'Liam', 'Mina', 'Noah', 'Olga', 'Priya', 'Quinn', 'Rosa', 'Sam', 'Tariq', 'Uma', 'Victor', 'Wen', 'Yara', 'Zoe'];
+const LAST = ['Alvarez', 'Brooks', 'Chen', 'Dubois', 'Eriksen', 'Fischer', 'Gupta', 'Haddad', 'Ito', 'Jensen', 'Kowalski', 'Lopez', 'Mensah', 'Nakamura', 'Okafor', 'Patel'];
+const LOCATIONS = ['Main warehouse, 12 Dock St', 'Eastside pantry', 'Community center hall', 'Mobile unit (north route)', ''];
+
+function organization(plan: OrgPlan) {
+  const institution = uuid();
+  let clock = plan.start;
+  const at = (stepMin = 7, micros = 0) => {
+    clock += stepMin * MIN;
+    return iso(clock, micros);
+  };
+  const base = { institution_id: institution };
+  emit('InstitutionRegistered', { ...base, occurred_at: at(), name: plan.name, share_base_url: plan.base });
+  emit('ApiKeyIssued', { ...base, occurred_at: at(), key_id: uuid(), key_sha256: sha256(plan.key), label: 'demo' });
+
+  const categories = plan.categories.map(([title, description]) => {
+    const id = uuid();
+    emit('CategoryCreated', { ...base, occurred_at: at(), category_id: id, title, description });
+    return id;
+  });
+  const opportunities = plan.opportunities.map(([c, title, description, status]) => {
+    const id = uuid();
+    emit('OpportunityCreated', {
+      ...base,
+      occurred_at: at(11, int(0, 1) ? int(1, 999_999) : 0),
+      opportunity_id: id,
+      category_id: categories[c]!,
+      title,
+      description,
+      status,
+    });
+    return { id, status };
+  });
+  const profiles = Array.from({ length: plan.profiles }, (_, i) => {
+    const id = uuid();
+    const first = FIRST[i % FIRST.length]!;
+    const last = LAST[(i * 7) % LAST.length]!;
+    emit('ProfileCreated', {
+      ...base,
+      occurred_at: at(13),
+      profile_id: id,
+      is_offline: i % 6 === 5,
+      first_name: first,
+      last_name: last,
+      email: `${first}.${last}${i}@example.org`.toLowerCase(),
+      phone_number: `+1-555-01${String(i).padStart(2, '0')}`,
+      timezone: 'America/New_York',
+    });
+    return id;
+  });
+
+  // Shifts over two months from the first of the month after setup.
+  const season = Date.UTC(new Date(clock).getUTCFullYear(), new Date(clock).getUTCMonth() + 1, 1);
+  const bookable = opportunities.filter((o) => o.status !== 0);
+  const shifts: string[] = [];
+  const startHours = [8, 9, 9, 13, 17, 22, 23];
+  let previousStart = 0;
+  for (let i = 0; i < plan.shifts; i++) {
+    const id = uuid();
+    const opportunity = bookable[i % bookable.length]!;
+    // Every 9th shift starts with the one before it (a tie on shift_start_at).
+    const tie = i % 9 === 8;
+    const day = season + Math.floor((i * 61) / plan.shifts) * DAY;
+    const start = tie ? previousStart : day + pick(startHours) * HOUR + pick([0, 0, 15, 30]) * MIN;
+    previousStart = start;
+    const hours = pick([2, 3, 4, 4, 6]);
+    const micros = i % 5 === 0 ? int(1, 999_999) : 0;
+    const created = tie && i % 2 === 0 ? at(0) : at(3, i % 4 === 0 ? int(1, 999_999) : 0);
+    emit('ShiftCreated', {
+      ...base,
+      occurred_at: created,
+      shift_id: id,
+      opportunity_id: opportunity.id,
+      title: pick(['Morning sort', 'Evening pack', 'Delivery run', 'Front desk', 'Night inventory', 'Pantry shift']),
+      description: i % 7 === 3 ? null : pick(['Bring closed-toe shoes.', 'Training provided on site.', 'Lifting up to 20 kg.']),
+      shift_start_at: iso(start, micros),
+      shift_end_at: iso(start + hours * HOUR, micros),
+      spots: pick([1, 2, 4, 5, 8, 10, 12]),
+      ...(i % 3 === 0 ? {} : { location: pick(LOCATIONS) }),
+    });
+    shifts.push(id);
+  }
+
+  // Reservations on about half of the shifts; some hours logged, some cancelled.
+  const reservations: string[] = [];
+  for (let i = 0; i < shifts.length; i += 2) {
+    const id = uuid();
+    emit('ReservationCreated', {
+      ...base,
+      occurred_at: at(2, int(0, 1) * int(1, 999_999)),
+      reservation_id: id,
+      shift_id: shifts[i]!,
+      user_id: profiles[int(0, profiles.length - 1)]!,
+    });
+    reservations.push(id);
+  }
+  reservations.forEach((id, i) => {
+    if (i % 3 === 0) {
+      const arrival = clock + 5 * DAY;
+      emit('HoursLogged', {
+        ...base,
+        occurred_at: at(5),
+        reservation_id: id,
+        logged_hours: pick([1.5, 2, 3, 3.75, 4]),
+        ...(i % 2 === 0
+          ? {
+              arrival_time: iso(arrival),
+              departure_time: iso(arrival + 3 * HOUR),
+              approved_by: { first_name: 'Dana', last_name: 'Coordinator', email: 'dana@example.org' },
+            }
+          : {}),
+      });
+    } else if (i % 7 === 1) {
+      emit('ReservationCancelled', { ...base, occurred_at: at(5), reservation_id: id });
+    }
+  });
+
+  // A few later changes, so the read model shows current records.
+  if (categories.length > 1) {
+    emit('CategoryUpdated', { ...base, occurred_at: at(), category_id: categories[1]!, description: 'Sorting, packing and stock counts.' });
+  }
+  const draft = opportunities.find((o) => o.status === 0);
+  if (draft) emit('OpportunityStatusChanged', { ...base, occurred_at: at(), opportunity_id: draft.id, status: 1 });
+  emit('OpportunityUpdated', { ...base, occurred_at: at(), opportunity_id: opportunities[0]!.id, title: `${plan.opportunities[0]![1]} (weekdays)` });
+  emit('ShiftUpdated', { ...base, occurred_at: at(), shift_id: shifts[1]!, spots: 20, location: 'Community center hall' });
+  emit('ShiftRemoved', { ...base, occurred_at: at(), shift_id: shifts[3]! });
+}
+
+organization({
+  key: DEMO_KEYS.riverside,
+  name: 'Riverside Community Food Bank',
+  base: 'https://volunteer.riverside-foodbank.example',
+  start: Date.UTC(2026, 7, 3, 9, 0),
+  categories: [
+    ['Food Distribution', 'Handing out groceries at pantries and mobile units.'],
+    ['Warehouse', 'Sorting and packing donations.'],
+    ['Community Outreach', 'Events, sign-ups and neighborhood visits.'],
+    ['Administration', 'Front desk, phones and data entry.'],
+  ],
+  opportunities: [
+    [0, 'Pantry Helper', 'Greet clients and hand out grocery boxes.', 1],
+    [0, 'Mobile Pantry Driver', 'Drive the mobile pantry van (licence required).', 1],
+    [1, 'Donation Sorter', 'Check dates and sort donated food.', 1],
+    [1, 'Night Inventory', 'Count stock after closing.', 1],
+    [1, 'Forklift Operator', 'Certified operators only.', 2],
+    [2, 'Outreach Ambassador', 'Represent the food bank at community events.', 1],
+    [2, 'Holiday Drive Planner', 'Plan the winter food drive.', 0],
+    [3, 'Front Desk Volunteer', 'Answer phones and welcome visitors.', 1],
+    [3, 'Data Entry Assistant', 'Enter intake forms.', 2],
+    [2, 'School Backpack Program', 'Pack weekend meals for students.', 0],
+  ],
+  profiles: 24,
+  shifts: 150,
+});
+
+organization({
+  key: DEMO_KEYS.harbor,
+  name: 'Harbor Animal Shelter',
+  base: 'https://harbor-shelter.example/volunteer/',
+  start: Date.UTC(2026, 7, 10, 14, 0),
+  categories: [['Animal Care', 'Feeding, walking and socializing animals.']],
+  opportunities: [
+    [0, 'Dog Walker', 'Walk the shelter dogs twice a day.', 1],
+    [0, 'Cat Socializer', 'Spend time with shy cats.', 1],
+  ],
+  profiles: 6,
+  shifts: 12,
+});
+
+process.stdout.write(lines.join('\n') + '\n');

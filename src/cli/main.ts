@@ -1,0 +1,184 @@
+#!/usr/bin/env node
+/**
+ * vm-api: serve, import, rebuild, keys issue, keys revoke.
+ * Configuration comes from the environment (see src/config.ts).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import closeWithGrace from 'close-with-grace';
+import { ConfigError, loadConfig, type Config } from '../config.js';
+import { sha256 } from '../http/auth.js';
+import { createServer } from '../http/server.js';
+import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
+import { appendChecked, ImportError, importEvents } from '../importer/import.js';
+import { createLogger } from '../logger.js';
+import { openEventStore, openRuntime } from '../runtime.js';
+
+const USAGE = `usage: vm-api <command>
+
+  serve [--demo]                         serve the API (--demo: import the demo fixture into an empty log first)
+  import <file.ndjson>...                validate each file whole, then append its events
+  rebuild                                drop the read model and replay the whole log
+  keys issue --institution <id> [--label <text>]
+                                         issue an API key (printed once; only its hash is stored)
+  keys revoke <key_id>                   revoke an API key
+
+environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL`;
+
+/** The project folder (where package.json is), from src/ or from dist/src/. */
+function projectRoot(): string {
+  let dir = dirname(fileURLToPath(import.meta.url));
+  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
+  return dir;
+}
+
+const fixture = (name: string) => join(projectRoot(), 'fixtures', name);
+
+class UsageError extends Error {}
+
+/** An event built here, validated like an imported line. */
+function checkedEvent(type: EventType, data: unknown): DomainEvent {
+  const parsed = eventSchemas[type].safeParse(data);
+  if (!parsed.success) {
+    throw new UsageError(parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; '));
+  }
+  return { type, data: parsed.data } as DomainEvent;
+}
+
+async function serve(config: Config, demo: boolean): Promise<void> {
+  const logger = createLogger(config.LOG_LEVEL);
+  if (demo) {
+    const store = openEventStore(config);
+    const empty = (await store.head()).commit < 0n;
+    if (empty) await importEvents(store, 'fixtures/demo.ndjson', readFileSync(fixture('demo.ndjson'), 'utf8'));
+    await store.close();
+  }
+  const runtime = openRuntime(config, logger);
+  const started = performance.now();
+  await runtime.projector.start();
+  logger.info({ ms: Math.round(performance.now() - started), ...runtime.projector.status(), position: undefined }, 'read model ready');
+  const server = await createServer(runtime, logger, config.PUBLIC_BASE_URL);
+  closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+    if (err) logger.error({ err }, 'shutting down after an error');
+    await server.close();
+    await runtime.close();
+  });
+  await server.listen({ port: config.PORT, host: config.HOST });
+  const url = `http://${config.HOST}:${config.PORT}`;
+  if (demo) {
+    const key = readFileSync(fixture('demo.key'), 'utf8').trim();
+    if (runtime.model.apiKey(sha256(key))) {
+      console.log(`\nVolunteer Management API (demo data) at ${url}\nDemo API key: ${key}\nTry: curl -H 'API-KEY: ${key}' ${url}/api/shifts/\n`);
+    } else {
+      console.log(`\nVolunteer Management API at ${url} (the demo key is not valid on this data)\n`);
+    }
+  } else {
+    console.log(`Volunteer Management API at ${url}`);
+  }
+}
+
+async function importFiles(config: Config, files: string[]): Promise<void> {
+  if (files.length === 0) throw new UsageError('import needs at least one file');
+  const store = openEventStore(config);
+  try {
+    for (const file of files) {
+      const started = performance.now();
+      const { appended, skipped } = await importEvents(store, file, readFileSync(file, 'utf8'));
+      const seconds = (performance.now() - started) / 1000;
+      console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+async function rebuild(config: Config): Promise<void> {
+  const runtime = openRuntime(config);
+  try {
+    const started = performance.now();
+    await runtime.disk.clear();
+    await runtime.projector.load();
+    await runtime.projector.catchUp();
+    const { eventsApplied } = runtime.projector.status();
+    const seconds = (performance.now() - started) / 1000;
+    console.log(`rebuilt the read model from ${eventsApplied} events in ${seconds.toFixed(2)} s`);
+  } finally {
+    await runtime.close();
+  }
+}
+
+async function keys(config: Config, args: string[]): Promise<void> {
+  const [action, ...rest] = args;
+  const { values, positionals } = parseArgs({
+    args: rest,
+    options: { institution: { type: 'string' }, label: { type: 'string' } },
+    allowPositionals: true,
+  });
+  const store = openEventStore(config);
+  try {
+    const now = new Date().toISOString();
+    if (action === 'issue') {
+      if (!values.institution) throw new UsageError('keys issue needs --institution <id>');
+      const key = `vm_${randomBytes(24).toString('base64url')}`;
+      const keyId = randomUUID();
+      const data = {
+        institution_id: values.institution.toLowerCase(),
+        occurred_at: now,
+        key_id: keyId,
+        key_sha256: sha256(key),
+        ...(values.label ? { label: values.label } : {}),
+      };
+      await appendChecked(store, 'keys issue', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyIssued', data) }]);
+      console.log(`key_id: ${keyId}\napi key: ${key}\n(the key is shown only now; only its hash is stored)`);
+    } else if (action === 'revoke') {
+      const keyId = positionals[0];
+      if (!keyId) throw new UsageError('keys revoke needs <key_id>');
+      const [issued] = await store.readStream(`apikey-${keyId.toLowerCase()}`);
+      const institution = (issued?.data as { institution_id?: string } | undefined)?.institution_id;
+      if (!institution) throw new UsageError(`no API key ${keyId}`);
+      const data = { institution_id: institution, occurred_at: now, key_id: keyId.toLowerCase() };
+      await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }]);
+      console.log(`revoked ${keyId}`);
+    } else {
+      throw new UsageError('keys issue | keys revoke');
+    }
+  } finally {
+    await store.close();
+  }
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...args] = argv;
+  try {
+    const config = loadConfig();
+    switch (command) {
+      case 'serve':
+        await serve(config, parseArgs({ args, options: { demo: { type: 'boolean' } } }).values.demo ?? false);
+        return 0;
+      case 'import':
+        await importFiles(config, args);
+        return 0;
+      case 'rebuild':
+        await rebuild(config);
+        return 0;
+      case 'keys':
+        await keys(config, args);
+        return 0;
+      default:
+        throw new UsageError(command ? `unknown command ${command}` : 'no command');
+    }
+  } catch (error) {
+    if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
+    else if (error instanceof ImportError || error instanceof ConfigError) console.error(error.message);
+    else console.error(error);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
+  const code = await main(process.argv.slice(2));
+  if (code !== 0 || process.argv[2] !== 'serve') process.exitCode = code;
+}

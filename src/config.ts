@@ -1,0 +1,38 @@
+/** Configuration from the environment, validated at start. */
+import { z } from 'zod';
+
+export const configSchema = z.object({
+  PORT: z.coerce.number().int().min(0).max(65535).default(3000),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  EVENTSTORE_URL: z
+    .string()
+    .regex(/^(esdb|kurrentdb|esdb\+discover|kurrentdb\+discover):\/\//, {
+      error: 'must be an esdb:// connection string',
+    })
+    .optional(),
+  PUBLIC_BASE_URL: z
+    .url()
+    .transform((u) => u.replace(/\/+$/, ''))
+    .optional(),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+});
+
+export type Config = z.output<typeof configSchema>;
+
+export class ConfigError extends Error {}
+
+/** Parse the environment; empty values count as unset. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const present = Object.fromEntries(
+    Object.keys(configSchema.shape)
+      .map((k) => [k, env[k]])
+      .filter(([, v]) => v !== undefined && v !== ''),
+  );
+  const parsed = configSchema.safeParse(present);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`invalid configuration: ${lines.join('; ')}`);
+  }
+  return parsed.data;
+}

@@ -1,0 +1,35 @@
+/** One error handler and one not-found handler: every error body is `{"detail": …}`. */
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+
+export class HttpError extends Error {
+  constructor(
+    readonly statusCode: number,
+    readonly detail: string,
+  ) {
+    super(detail);
+  }
+}
+
+export const notFound = () => new HttpError(404, 'Not found.');
+
+export function installErrorHandlers(app: FastifyInstance): void {
+  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+    if (error instanceof HttpError) return reply.code(error.statusCode).send({ detail: error.detail });
+    if (hasZodFastifySchemaValidationErrors(error)) {
+      const issue = error.validation[0];
+      const field = issue?.instancePath.replace(/^\//, '').replaceAll('/', '.');
+      const message = issue?.message ?? 'Invalid request.';
+      const detail = error.validationContext === 'body' && field ? `${field}: ${message}` : message;
+      return reply.code(400).send({ detail });
+    }
+    const status = error.statusCode ?? 500;
+    if (status >= 400 && status < 500) {
+      const detail = status === 413 ? 'Request body is too large.' : error.message;
+      return reply.code(status).send({ detail });
+    }
+    request.log.error({ err: error }, 'request failed');
+    return reply.code(500).send({ detail: 'A server error occurred.' });
+  });
+  app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
+}

@@ -1,0 +1,16 @@
+/** The HTTP server: a Fastify instance around the app plugin. */
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { Runtime } from '../runtime.js';
+import { app } from './app.js';
+
+export const BODY_LIMIT = 1024 * 1024;
+
+export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, publicBaseUrl?: string): Promise<FastifyInstance> {
+  const server = Fastify({
+    loggerInstance: logger,
+    routerOptions: { ignoreTrailingSlash: true },
+    bodyLimit: BODY_LIMIT,
+  });
+  await server.register(app, { model: runtime.model, projector: runtime.projector, publicBaseUrl });
+  return server;
+}

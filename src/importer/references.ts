@@ -1,0 +1,221 @@
+/**
+ * Reference checks for imports: a fold over events that keeps which ids
+ * exist, of what kind and in which institution, and reports an event that
+ * creates an id twice or refers to a record that is missing, gone, or
+ * belongs to another institution.
+ */
+import type { DomainEvent } from '../events/catalog.js';
+import { parseEventTimestamp } from '../time.js';
+
+export type EntityKind =
+  | 'institution'
+  | 'apikey'
+  | 'category'
+  | 'opportunity'
+  | 'shift'
+  | 'profile'
+  | 'customfield'
+  | 'reservation'
+  | 'formsubmission'
+  | 'sequence'
+  | 'step'
+  | 'usersequence'
+  | 'site';
+
+interface Entity {
+  kind: EntityKind;
+  institution: string;
+  /** A removed shift, a cancelled reservation or a removed step: it can no longer be referred to. */
+  gone: boolean;
+}
+
+interface Ref {
+  field: string;
+  kind: EntityKind;
+  id: string;
+}
+
+interface Effects {
+  creates?: Ref;
+  refs: Ref[];
+  ends?: Ref;
+  /** A record that may be created or, when it exists, updated (institution registration). */
+  upserts?: Ref;
+}
+
+export interface ReferenceProblem {
+  field: string;
+  message: string;
+}
+
+const ref = (field: string, kind: EntityKind, id: string): Ref => ({ field, kind, id });
+
+function effectsOf(event: DomainEvent): Effects {
+  const { type, data: d } = event;
+  switch (type) {
+    case 'InstitutionRegistered':
+      return { upserts: ref('institution_id', 'institution', d.institution_id), refs: [] };
+    case 'ApiKeyIssued':
+      return { creates: ref('key_id', 'apikey', d.key_id), refs: [] };
+    case 'ApiKeyRevoked':
+      return { refs: [ref('key_id', 'apikey', d.key_id)] };
+    case 'CategoryCreated':
+      return { creates: ref('category_id', 'category', d.category_id), refs: [] };
+    case 'CategoryUpdated':
+      return { refs: [ref('category_id', 'category', d.category_id)] };
+    case 'OpportunityCreated':
+      return {
+        creates: ref('opportunity_id', 'opportunity', d.opportunity_id),
+        refs: [ref('category_id', 'category', d.category_id)],
+      };
+    case 'OpportunityUpdated':
+      return {
+        refs: [
+          ref('opportunity_id', 'opportunity', d.opportunity_id),
+          ...(d.category_id ? [ref('category_id', 'category', d.category_id)] : []),
+        ],
+      };
+    case 'OpportunityStatusChanged':
+      return { refs: [ref('opportunity_id', 'opportunity', d.opportunity_id)] };
+    case 'ShiftCreated':
+      return {
+        creates: ref('shift_id', 'shift', d.shift_id),
+        refs: [ref('opportunity_id', 'opportunity', d.opportunity_id)],
+      };
+    case 'ShiftUpdated':
+      return { refs: [ref('shift_id', 'shift', d.shift_id)] };
+    case 'ShiftRemoved':
+      return { refs: [], ends: ref('shift_id', 'shift', d.shift_id) };
+    case 'ProfileCreated':
+      return { creates: ref('profile_id', 'profile', d.profile_id), refs: [] };
+    case 'ProfileUpdated':
+    case 'ProfileTagged':
+    case 'ProfileUntagged':
+      return { refs: [ref('profile_id', 'profile', d.profile_id)] };
+    case 'ProfileCustomFieldAnswered':
+      return {
+        refs: [ref('profile_id', 'profile', d.profile_id), ref('custom_field_id', 'customfield', d.custom_field_id)],
+      };
+    case 'ProfileOpportunityAdded':
+      return {
+        refs: [ref('profile_id', 'profile', d.profile_id), ref('opportunity_id', 'opportunity', d.opportunity_id)],
+      };
+    case 'CustomFieldDefined':
+      return { creates: ref('custom_field_id', 'customfield', d.custom_field_id), refs: [] };
+    case 'CustomFieldUpdated':
+      return { refs: [ref('custom_field_id', 'customfield', d.custom_field_id)] };
+    case 'ReservationCreated':
+      return {
+        creates: ref('reservation_id', 'reservation', d.reservation_id),
+        refs: [ref('shift_id', 'shift', d.shift_id), ref('user_id', 'profile', d.user_id)],
+      };
+    case 'HoursLogged':
+      return { refs: [ref('reservation_id', 'reservation', d.reservation_id)] };
+    case 'ReservationCancelled':
+      return { refs: [], ends: ref('reservation_id', 'reservation', d.reservation_id) };
+    case 'FormSubmitted':
+      return {
+        creates: ref('submission_id', 'formsubmission', d.submission_id),
+        refs: [
+          ref('user_id', 'profile', d.user_id),
+          ...(d.site_ids ?? []).map((id, i) => ref(`site_ids.${i}`, 'site', id)),
+          ...(d.category_ids ?? []).map((id, i) => ref(`category_ids.${i}`, 'category', id)),
+          ...(d.arrival_source_opportunity_id
+            ? [ref('arrival_source_opportunity_id', 'opportunity', d.arrival_source_opportunity_id)]
+            : []),
+          ...(d.opportunities ?? []).map((o, i) => ref(`opportunities.${i}.opportunity_id`, 'opportunity', o.opportunity_id)),
+        ],
+      };
+    case 'FormSubmissionStatusChanged':
+      return { refs: [ref('submission_id', 'formsubmission', d.submission_id)] };
+    case 'SequenceCreated':
+      return { creates: ref('sequence_id', 'sequence', d.sequence_id), refs: [] };
+    case 'SequenceUpdated':
+      return { refs: [ref('sequence_id', 'sequence', d.sequence_id)] };
+    case 'SequenceStepAdded':
+      return { creates: ref('step_id', 'step', d.step_id), refs: [ref('sequence_id', 'sequence', d.sequence_id)] };
+    case 'SequenceStepRemoved':
+      return { refs: [ref('sequence_id', 'sequence', d.sequence_id)], ends: ref('step_id', 'step', d.step_id) };
+    case 'UserSequenceStarted':
+      return {
+        creates: ref('user_sequence_id', 'usersequence', d.user_sequence_id),
+        refs: [ref('sequence_id', 'sequence', d.sequence_id), ref('user_id', 'profile', d.user_id)],
+      };
+    case 'UserSequenceStatusChanged':
+    case 'UserSequenceStepUpdated':
+      return { refs: [ref('user_sequence_id', 'usersequence', d.user_sequence_id)] };
+    case 'SiteCreated':
+      return { creates: ref('site_id', 'site', d.site_id), refs: [] };
+    case 'UserAssignedToSite':
+    case 'UserUnassignedFromSite':
+      return { refs: [ref('site_id', 'site', d.site_id), ref('user_id', 'profile', d.user_id)] };
+    default: {
+      const unreachable: never = event;
+      return unreachable;
+    }
+  }
+}
+
+/** Checks on values within one event that a schema cannot express. */
+function valueProblems(event: DomainEvent): ReferenceProblem[] {
+  if (event.type === 'ShiftCreated') {
+    const start = parseEventTimestamp(event.data.shift_start_at) ?? 0;
+    const end = parseEventTimestamp(event.data.shift_end_at) ?? 0;
+    if (end < start) return [{ field: 'shift_end_at', message: 'must not be before shift_start_at' }];
+  }
+  return [];
+}
+
+export class ReferenceDirectory {
+  private readonly entities = new Map<string, Entity>();
+
+  /** Fold an event that is already in the log (no checks). */
+  record(event: DomainEvent): void {
+    this.fold(event, effectsOf(event));
+  }
+
+  /** Check an event against the directory; fold it in when it passes. */
+  check(event: DomainEvent): ReferenceProblem[] {
+    const effects = effectsOf(event);
+    const institution = event.data.institution_id;
+    const problems: ReferenceProblem[] = [...valueProblems(event)];
+    if (event.type !== 'InstitutionRegistered') {
+      const owner = this.entities.get(institution);
+      if (!owner || owner.kind !== 'institution') {
+        problems.push({ field: 'institution_id', message: `unknown institution ${institution}` });
+      }
+    }
+    if (effects.creates) {
+      const existing = this.entities.get(effects.creates.id);
+      if (existing) {
+        problems.push({ field: effects.creates.field, message: `${existing.kind} ${effects.creates.id} already exists` });
+      }
+    }
+    if (effects.upserts) {
+      const existing = this.entities.get(effects.upserts.id);
+      if (existing && existing.kind !== effects.upserts.kind) {
+        problems.push({ field: effects.upserts.field, message: `id ${effects.upserts.id} is a ${existing.kind}` });
+      }
+    }
+    for (const r of [...effects.refs, ...(effects.ends ? [effects.ends] : [])]) {
+      const entity = this.entities.get(r.id);
+      if (!entity || entity.kind !== r.kind || entity.institution !== institution) {
+        problems.push({ field: r.field, message: `unknown ${r.kind} ${r.id} in institution ${institution}` });
+      } else if (entity.gone) {
+        problems.push({ field: r.field, message: `${r.kind} ${r.id} no longer exists` });
+      }
+    }
+    if (problems.length === 0) this.fold(event, effects);
+    return problems;
+  }
+
+  private fold(event: DomainEvent, effects: Effects): void {
+    const institution = event.data.institution_id;
+    const made = effects.creates ?? effects.upserts;
+    if (made) this.entities.set(made.id, { kind: made.kind, institution, gone: false });
+    if (effects.ends) {
+      const entity = this.entities.get(effects.ends.id);
+      if (entity) entity.gone = true;
+    }
+  }
+}

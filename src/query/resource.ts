@@ -1,0 +1,70 @@
+/**
+ * How a searchable resource is declared: its parameters (with aliases,
+ * range suffixes and value types), its sorted indexes and its orderings,
+ * all as data. The query schema (schema.ts) and the search engine
+ * (engine.ts) are generic over these declarations.
+ */
+import type { ReadView } from '../../projections/projection.js';
+import type { Kind, Records } from '../../projections/records.js';
+import type { TableDef } from '../readmodel/model.js';
+import type { Identified, NumericKey } from '../readmodel/sorted-index.js';
+
+interface ParamBase {
+  /** The canonical name, as in SPEC.md. */
+  readonly name: string;
+  readonly aliases?: readonly string[];
+}
+
+/** Exact, case-insensitive match on a string value (UUIDs are validated first). */
+export interface MatchParam<R> extends ParamBase {
+  readonly type: 'text' | 'uuid';
+  readonly value: (record: R, view: ReadView) => string | null | undefined;
+  /** The record's own id: answered by a lookup instead of a scan. */
+  readonly primaryKey?: boolean;
+}
+
+/** A numeric column: exact match, or a range with the `.gt/.gte/.lt/.lte` suffixes. */
+export interface RangeParam<R> extends ParamBase {
+  /**
+   * timestamp: the column holds microseconds; date: the column holds
+   * microseconds and the filter takes whole UTC days of it; time: the column
+   * holds microseconds since midnight UTC; integer: a plain number.
+   */
+  readonly type: 'timestamp' | 'date' | 'time' | 'integer';
+  readonly range: boolean;
+  readonly column: NumericKey<R>;
+  /** An index whose leading key is this column. */
+  readonly index?: string;
+}
+
+/** One of a fixed set of values of a numeric column (e.g. an opportunity status). */
+export interface ChoiceParam<R> extends ParamBase {
+  readonly type: 'choice';
+  readonly choices: readonly number[];
+  readonly column: NumericKey<R>;
+}
+
+export interface BooleanParam<R> extends ParamBase {
+  readonly type: 'boolean';
+  readonly value: (record: R, view: ReadView) => boolean;
+}
+
+export type ParamDef<R> = MatchParam<R> | RangeParam<R> | ChoiceParam<R> | BooleanParam<R>;
+
+export interface OrderingDef {
+  readonly index: string;
+  readonly descending: boolean;
+}
+
+export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> extends TableDef<R> {
+  readonly kind: K;
+  /** Path segment under /api/ */
+  readonly path: string;
+  readonly params: readonly ParamDef<R>[];
+  readonly orderings: Readonly<Record<string, OrderingDef>>;
+  readonly defaultOrdering: OrderingDef;
+  /** The record as the JSON text of the API. */
+  readonly serialize: (record: R, view: ReadView) => string;
+}
+
+export type AnyResourceDef = { [K in Kind]: ResourceDef<K> }[Kind];

@@ -1,0 +1,60 @@
+/** Opportunities (roles): declaration, search parameters and JSON. */
+import type { ReadView } from '../../projections/projection.js';
+import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
+import type { ResourceDef } from '../query/resource.js';
+import { FragmentCache, str, ts } from './json.js';
+
+export function categoryJson(category: CategoryRecord | undefined): string {
+  if (!category) return 'null';
+  return `{"id":${str(category.id)},"title":${str(category.title)},"description":${str(category.description)}}`;
+}
+
+export function shareOpportunityUrl(opportunity: OpportunityRecord, view: ReadView): string | null {
+  if (opportunity.status !== 1) return null;
+  const base = view.get('institution', opportunity.institution_id)?.share_base_url ?? '';
+  return `${base}/opportunities/${opportunity.id}`;
+}
+
+const withCreatedAt = new FragmentCache<OpportunityRecord>();
+
+/** An opportunity as search results and shifts show it (with created_at). */
+export function opportunityJson(opportunity: OpportunityRecord, view: ReadView): string {
+  const category = view.get('category', opportunity.category_id);
+  const institution = view.get('institution', opportunity.institution_id);
+  return withCreatedAt.get(
+    opportunity,
+    [category, institution],
+    () =>
+      `{"id":${str(opportunity.id)},"created_at":${ts(opportunity.created_at)},"category":${categoryJson(category)},` +
+      `"title":${str(opportunity.title)},"description":${str(opportunity.description)},` +
+      `"share_opportunity_url":${str(shareOpportunityUrl(opportunity, view))}}`,
+  );
+}
+
+const categoryOf = (o: OpportunityRecord, view: ReadView) => view.get('category', o.category_id);
+
+export const opportunities: ResourceDef<'opportunity'> = {
+  kind: 'opportunity',
+  path: 'opportunities',
+  indexes: [{ name: 'created', keys: [(o) => o.created_at] }],
+  params: [
+    { name: 'id', type: 'uuid', primaryKey: true, value: (o) => o.id },
+    { name: 'title', type: 'text', value: (o) => o.title },
+    { name: 'description', type: 'text', value: (o) => o.description },
+    { name: 'status', type: 'choice', choices: [0, 1, 2], column: (o) => o.status },
+    { name: 'created_at', type: 'timestamp', range: true, column: (o) => o.created_at, index: 'created' },
+    { name: 'category.id', aliases: ['category_id'], type: 'uuid', value: (o) => o.category_id },
+    {
+      name: 'category.title',
+      aliases: ['category_title'],
+      type: 'text',
+      value: (o, view) => categoryOf(o, view)?.title,
+    },
+  ],
+  orderings: {
+    created_at: { index: 'created', descending: false },
+    '-created_at': { index: 'created', descending: true },
+  },
+  defaultOrdering: { index: 'created', descending: false },
+  serialize: opportunityJson,
+};

@@ -1,0 +1,97 @@
+/** Shifts: declaration, search parameters, indexes, orderings and JSON. */
+import type { ReadView } from '../../projections/projection.js';
+import type { ShiftRecord } from '../../projections/records.js';
+import type { ResourceDef } from '../query/resource.js';
+import { timeOfDay } from '../time.js';
+import { FragmentCache, str, ts } from './json.js';
+import { opportunityJson } from './opportunities.js';
+
+const cache = new FragmentCache<ShiftRecord>();
+
+export function shiftJson(shift: ShiftRecord, view: ReadView): string {
+  const opportunity = view.get('opportunity', shift.opportunity_id);
+  const category = opportunity && view.get('category', opportunity.category_id);
+  const institution = view.get('institution', shift.institution_id);
+  return cache.get(shift, [opportunity, category, institution], () => {
+    const base = institution?.share_base_url ?? '';
+    return (
+      `{"id":${str(shift.id)},"created_at":${ts(shift.created_at)},` +
+      `"shift_start_at":${ts(shift.shift_start_at)},"shift_end_at":${ts(shift.shift_end_at)},` +
+      `"spots":${shift.spots},"spots_reserved":${shift.spots_reserved},` +
+      `"spots_available":${Math.max(shift.spots - shift.spots_reserved, 0)},` +
+      `"opportunity":${opportunity ? opportunityJson(opportunity, view) : 'null'},` +
+      `"shift_location":${str(shift.location)},"shift_title":${str(shift.title)},` +
+      `"shift_description":${str(shift.description)},"share_shift_url":${str(`${base}/shifts/${shift.id}`)},` +
+      `"title":${str(shift.title)},"description":${str(shift.description)}}`
+    );
+  });
+}
+
+const start = (s: ShiftRecord) => s.shift_start_at;
+const created = (s: ShiftRecord) => s.created_at;
+const end = (s: ShiftRecord) => s.shift_end_at;
+const startTime = (s: ShiftRecord) => timeOfDay(s.shift_start_at);
+const endTime = (s: ShiftRecord) => timeOfDay(s.shift_end_at);
+const opportunityOf = (s: ShiftRecord, view: ReadView) => view.get('opportunity', s.opportunity_id);
+
+export const shifts: ResourceDef<'shift'> = {
+  kind: 'shift',
+  path: 'shifts',
+  include: (s) => !s.removed,
+  // Each index sorts by its column, then by the default order (start, created, id).
+  indexes: [
+    { name: 'start', keys: [start, created] },
+    { name: 'created', keys: [created, start] },
+    { name: 'end', keys: [end, start, created] },
+    { name: 'spots', keys: [(s) => s.spots, start, created] },
+    { name: 'start_time', keys: [startTime, start, created] },
+    { name: 'end_time', keys: [endTime, start, created] },
+  ],
+  params: [
+    { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
+    { name: 'title', aliases: ['shift_title'], type: 'text', value: (s) => s.title },
+    { name: 'description', aliases: ['shift_description'], type: 'text', value: (s) => s.description },
+    { name: 'created_at', type: 'timestamp', range: true, column: created, index: 'created' },
+    { name: 'created_date', aliases: ['created_on'], type: 'date', range: true, column: created, index: 'created' },
+    { name: 'shift_date', aliases: ['date'], type: 'date', range: true, column: start, index: 'start' },
+    { name: 'shift_start_at', type: 'timestamp', range: true, column: start, index: 'start' },
+    { name: 'shift_start_time', aliases: ['start_time'], type: 'time', range: true, column: startTime, index: 'start_time' },
+    { name: 'shift_end_at', type: 'timestamp', range: true, column: end, index: 'end' },
+    { name: 'shift_end_time', aliases: ['end_time'], type: 'time', range: true, column: endTime, index: 'end_time' },
+    { name: 'spots', type: 'integer', range: true, column: (s) => s.spots, index: 'spots' },
+    { name: 'opportunity.id', aliases: ['opportunity_id'], type: 'uuid', value: (s) => s.opportunity_id },
+    {
+      name: 'opportunity.title',
+      aliases: ['opportunity_title'],
+      type: 'text',
+      value: (s, view) => opportunityOf(s, view)?.title,
+    },
+    {
+      name: 'category.id',
+      aliases: ['category_id'],
+      type: 'uuid',
+      value: (s, view) => opportunityOf(s, view)?.category_id,
+    },
+    {
+      name: 'category.title',
+      aliases: ['category_title'],
+      type: 'text',
+      value: (s, view) => {
+        const opportunity = opportunityOf(s, view);
+        return opportunity && view.get('category', opportunity.category_id)?.title;
+      },
+    },
+  ],
+  orderings: {
+    created_at: { index: 'created', descending: false },
+    '-created_at': { index: 'created', descending: true },
+    shift_start_at: { index: 'start', descending: false },
+    '-shift_start_at': { index: 'start', descending: true },
+    shift_end_at: { index: 'end', descending: false },
+    '-shift_end_at': { index: 'end', descending: true },
+    spots: { index: 'spots', descending: false },
+    '-spots': { index: 'spots', descending: true },
+  },
+  defaultOrdering: { index: 'start', descending: false },
+  serialize: shiftJson,
+};

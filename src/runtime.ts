@@ -1,0 +1,45 @@
+/** Wiring: the event store chosen by the configuration, the read model and its projector. */
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Logger } from 'pino';
+import type { Config } from './config.js';
+import { EmbeddedEventStore } from './eventstore/embedded.js';
+import type { EventStore } from './eventstore/port.js';
+import { ReadModel } from './readmodel/model.js';
+import { ReadModelStore } from './readmodel/persistence.js';
+import { Projector } from './readmodel/projector.js';
+import { tableDefs } from './resources/index.js';
+
+export function openEventStore(config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>): EventStore {
+  if (config.EVENTSTORE_URL !== undefined) {
+    throw new Error('EVENTSTORE_URL is set, but this build has no EventStoreDB adapter yet');
+  }
+  mkdirSync(config.DATA_DIR, { recursive: true });
+  return EmbeddedEventStore.open(join(config.DATA_DIR, 'log'));
+}
+
+export interface Runtime {
+  store: EventStore;
+  model: ReadModel;
+  disk: ReadModelStore;
+  projector: Projector;
+  close(): Promise<void>;
+}
+
+export function openRuntime(config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>, log?: Logger): Runtime {
+  const store = openEventStore(config);
+  const disk = ReadModelStore.open(join(config.DATA_DIR, 'readmodel'));
+  const model = new ReadModel(tableDefs);
+  const projector = new Projector(store, model, disk, log);
+  return {
+    store,
+    model,
+    disk,
+    projector,
+    async close() {
+      await projector.stop();
+      await disk.close();
+      await store.close();
+    },
+  };
+}
