@@ -1,0 +1,59 @@
+/**
+ * Test helpers: a real app (embedded LMDB log, LMDB read model, Fastify)
+ * over a temporary DATA_DIR, driven with app.inject.
+ */
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { FastifyInstance } from 'fastify';
+import { pino } from 'pino';
+import { createServer } from '../src/http/server.js';
+import { importEvents } from '../src/importer/import.js';
+import { openRuntime, type Runtime } from '../src/runtime.js';
+
+export const ROOT = new URL('..', import.meta.url).pathname;
+export const fixturePath = (name: string) => join(ROOT, 'fixtures', name);
+export const readFixture = (name: string) => readFileSync(fixturePath(name), 'utf8');
+
+export const DEMO_KEY = readFixture('demo.key').trim();
+/** The second organization of the demo fixture (see scripts/demo-fixture.ts). */
+export const HARBOR_KEY = 'vm_demo_harbor_3Hd8nV2cRq6yJ1bM';
+
+export function tempDir(prefix = 'vm-test-'): { dir: string; remove(): void } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
+}
+
+export interface TestApp {
+  dir: string;
+  runtime: Runtime;
+  server: FastifyInstance;
+  /** GET with the demo key (or another), parsed. */
+  get(url: string, key?: string | null): Promise<{ status: number; body: any; text: string }>;
+  close(): Promise<void>;
+}
+
+/** Start the app over `dir` (a fresh temporary one by default), after importing the given NDJSON files. */
+export async function startApp(options: { dir?: string; fixtures?: string[]; keep?: boolean } = {}): Promise<TestApp> {
+  const temp = options.dir ? undefined : tempDir();
+  const dir = options.dir ?? temp!.dir;
+  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined });
+  for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
+  await runtime.projector.start();
+  const server = await createServer(runtime, pino({ level: 'silent' }), 'http://vm.test');
+  await server.ready();
+  return {
+    dir,
+    runtime,
+    server,
+    async get(url, key = DEMO_KEY) {
+      const res = await server.inject({ method: 'GET', url, headers: key === null ? {} : { 'api-key': key } });
+      return { status: res.statusCode, body: res.json(), text: res.body };
+    },
+    async close() {
+      await server.close();
+      await runtime.close();
+      if (!options.keep) temp?.remove();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import t from 'tap';
+import { formatTimestamp, parseDate, parseEventTimestamp, parseTimeOfDay, parseTimestamp, timeOfDay } from '../src/time.js';
+
+t.test('timestamps keep microseconds', async (t) => {
+  const us = parseTimestamp('2026-09-01T09:00:00.000001Z')!;
+  t.equal(us - parseTimestamp('2026-09-01T09:00:00Z')!, 1);
+  t.equal(formatTimestamp(us), '2026-09-01T09:00:00.000001Z');
+  t.equal(formatTimestamp(parseTimestamp('2026-09-01T09:00:00.5Z')!), '2026-09-01T09:00:00.500000Z');
+  t.equal(formatTimestamp(parseTimestamp('2026-09-01T09:00:00Z')!), '2026-09-01T09:00:00Z');
+  t.equal(formatTimestamp(parseTimestamp('1969-12-31T23:59:59.999999Z')!), '1969-12-31T23:59:59.999999Z');
+});
+
+t.test('timestamp filter forms', async (t) => {
+  const nine = parseTimestamp('2026-09-01T09:00:00Z');
+  t.equal(parseTimestamp('2026-09-01T09:00Z'), nine, 'no seconds');
+  t.equal(parseTimestamp('2026-09-01T09:00:00'), nine, 'no zone is UTC');
+  t.equal(parseTimestamp('2026-09-01T11:00:00+02:00'), nine, 'offset');
+  t.equal(parseTimestamp('2026-09-01T04:30:00-04:30'), nine, 'negative offset');
+  t.equal(parseTimestamp('2026-09-01'), parseTimestamp('2026-09-01T00:00:00Z'), 'a date is its midnight');
+  for (const bad of ['2026-02-30T00:00:00Z', '2026-09-01T24:00:00Z', '2026-09-01T09:00:00.1234567Z', 'yesterday', '']) {
+    t.equal(parseTimestamp(bad), undefined, bad);
+  }
+  t.equal(parseEventTimestamp('2026-09-01T09:00:00'), undefined, 'events need Z');
+});
+
+t.test('dates and times of day', async (t) => {
+  t.equal(parseDate('2024-02-29'), 19782);
+  t.equal(parseDate('2023-02-29'), undefined, 'not a calendar date');
+  t.equal(parseDate('2024-2-29'), undefined);
+  t.equal(parseTimeOfDay('09:00'), 9 * 3600e6);
+  t.equal(parseTimeOfDay('09:00:00.5'), 9 * 3600e6 + 500_000);
+  t.equal(parseTimeOfDay('9:00'), undefined);
+  t.equal(parseTimeOfDay('25:00'), undefined);
+  t.equal(timeOfDay(parseTimestamp('2026-09-01T23:30:00.000007Z')!), (23 * 3600 + 1800) * 1e6 + 7);
+});
