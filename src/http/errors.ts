@@ -33,3 +33,16 @@ export function installErrorHandlers(app: FastifyInstance): void {
   });
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 }
+
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+
+/** Answer 405 on `url` to the methods it does not take (Fastify alone would say 404). */
+export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: readonly (typeof METHODS)[number][]): void {
+  app.route({
+    method: METHODS.filter((m) => !allowed.includes(m)),
+    url,
+    handler: async (request) => {
+      throw new HttpError(405, `Method "${request.method}" not allowed.`);
+    },
+  });
+}

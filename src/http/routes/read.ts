@@ -11,7 +11,7 @@ import { search } from '../../query/engine.js';
 import type { ResourceDef } from '../../query/resource.js';
 import { pagingSchema, searchSchema } from '../../query/schema.js';
 import type { ReadModel } from '../../readmodel/model.js';
-import { notFound } from '../errors.js';
+import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
 
 export interface ReadRouteOptions {
@@ -59,5 +59,9 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
       if (!record) throw notFound();
       return sendJson(reply, def.serialize(record, model));
     });
+
+    for (const url of [`${base}/`, `${base}/:id/`, ...(searchable ? [`${base}/search/`] : [])]) {
+      rejectOtherMethods(parent, url, ['GET']);
+    }
   };
 }
