@@ -1,12 +1,13 @@
 #!/usr/bin/env node
 /**
- * npm test: type-check, then run the tap suite and end with one plain line
+ * npm test: type-check and build, then run the tap suite and end with one plain line
  * `N passed, N failed` (tap's own closing lines are not a plain count).
  * Extra arguments go to tap (e.g. `npm test -- test/http.test.ts`).
  */
 import { spawn, spawnSync } from 'node:child_process';
 
-const typecheck = spawnSync('npx', ['tsc', '--noEmit', '-p', 'tsconfig.json'], { stdio: 'inherit' });
+// One compiler pass type-checks everything and builds dist/ (the CLI tests run the built vm-api).
+const typecheck = spawnSync('npx', ['tsc', '-p', 'tsconfig.json'], { stdio: 'inherit' });
 if (typecheck.status !== 0) {
   console.log('type check failed');
   console.log('0 passed, 1 failed');

@@ -1,0 +1,73 @@
+/**
+ * Snapshot tests: import the demo fixture, make each request of
+ * test/snapshots/cases.ts and compare status and body with the answers kept
+ * in test/snapshots/<area>.json. Update on purpose with
+ * `npm run snapshots:update` (UPDATE_SNAPSHOTS=1).
+ */
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import t from 'tap';
+import { areas, placeholders, type SnapshotCase } from './snapshots/cases.js';
+import { DEMO_KEY, HARBOR_KEY, ROOT, startApp, type TestApp } from './helpers.js';
+
+const UPDATE = process.env.UPDATE_SNAPSHOTS === '1';
+const keys = { riverside: DEMO_KEY, harbor: HARBOR_KEY, none: null } as const;
+
+export interface Answer {
+  name: string;
+  url: string;
+  status: number;
+  body: unknown;
+}
+
+/** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category. */
+async function resolver(app: TestApp): Promise<(url: string) => string> {
+  const { body } = await app.get('/api/shifts/?limit=5');
+  const shift = body.results[4];
+  return (url) =>
+    url
+      .replaceAll(placeholders.SHIFT, shift.id)
+      .replaceAll(placeholders.OPPORTUNITY, shift.opportunity.id)
+      .replaceAll(placeholders.CATEGORY, shift.opportunity.category.id);
+}
+
+export async function answers(app: TestApp, cases: readonly SnapshotCase[]): Promise<Answer[]> {
+  const resolve = await resolver(app);
+  const out: Answer[] = [];
+  for (const c of cases) {
+    const url = resolve(c.url);
+    const res = await app.get(url, keys[c.as ?? 'riverside']);
+    out.push({ name: c.name, url, status: res.status, body: res.body });
+  }
+  return out;
+}
+
+let app: TestApp;
+t.before(async () => {
+  app = await startApp({ fixtures: ['demo.ndjson'] });
+});
+t.teardown(() => app.close());
+
+for (const [area, cases] of Object.entries(areas)) {
+  t.test(area, async (t) => {
+    const file = join(ROOT, 'test', 'snapshots', `${area}.json`);
+    const actual = await answers(app, cases);
+    if (UPDATE) {
+      writeFileSync(file, JSON.stringify(actual, null, 2) + '\n');
+      t.pass(`updated ${file}`);
+      return;
+    }
+    t.ok(existsSync(file), `${file} exists (create it with npm run snapshots:update)`);
+    if (!existsSync(file)) return;
+    const expected = JSON.parse(readFileSync(file, 'utf8')) as Answer[];
+    t.same(
+      actual.map((a) => a.name),
+      expected.map((e) => e.name),
+      'the same cases as the snapshot',
+    );
+    for (const a of actual) {
+      const e = expected.find((x) => x.name === a.name);
+      t.same(a, e, a.name);
+    }
+  });
+}

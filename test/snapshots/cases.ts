@@ -1,0 +1,54 @@
+/**
+ * The requests of the snapshot tests, by area. Each answer is kept in
+ * test/snapshots/<area>.json; a changed answer fails until the snapshot is
+ * updated on purpose with `npm run snapshots:update`.
+ */
+export interface SnapshotCase {
+  name: string;
+  url: string;
+  /** Which demo organization's key to use (default riverside). */
+  as?: 'riverside' | 'harbor' | 'none';
+}
+
+const SHIFT = '{shift}';
+const OPPORTUNITY = '{opportunity}';
+const CATEGORY = '{category}';
+
+/** Placeholders filled from the data so the cases read as intent, not ids. */
+export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY };
+
+export const areas: Record<string, SnapshotCase[]> = {
+  shifts: [
+    { name: 'list, first page', url: '/api/shifts/' },
+    { name: 'list, page 3 of 25', url: '/api/shifts/?page=3&limit=25' },
+    { name: 'retrieve', url: `/api/shifts/${SHIFT}/` },
+    { name: 'search by date window', url: '/api/shifts/search/?shift_date.gte=2026-10-01&shift_date.lt=2026-10-08&limit=100' },
+    { name: 'search by alias date, exact', url: '/api/shifts/search/?date=2026-09-03' },
+    { name: 'search by start time of day', url: '/api/shifts/search/?start_time.gte=22:00&limit=5' },
+    { name: 'search by end time, microsecond', url: '/api/shifts/search/?end_time.lt=03:00&end_time.gt=00:00' },
+    { name: 'search by spots range, ordered -spots', url: '/api/shifts/search/?spots.gte=8&ordering=-spots&limit=20' },
+    { name: 'search by timestamp with offset', url: '/api/shifts/search/?shift_start_at.gte=2026-09-10T08:00:00-02:00&shift_start_at.lte=2026-09-12' },
+    { name: 'search by created date', url: '/api/shifts/search/?created_on=2026-08-03&ordering=-created_at&limit=5' },
+    { name: 'search by title, case-insensitive', url: '/api/shifts/search/?shift_title=NIGHT+inventory&ordering=shift_end_at' },
+    { name: 'search by null description', url: '/api/shifts/search/?description=Training+provided+on+site.&limit=3' },
+    { name: 'search by opportunity and category', url: `/api/shifts/search/?opportunity_id=${OPPORTUNITY}&category.id=${CATEGORY}&limit=5` },
+    { name: 'search by category title', url: '/api/shifts/search/?category_title=warehouse&ordering=-shift_start_at&limit=5' },
+    { name: 'search by opportunity title', url: '/api/shifts/search/?opportunity.title=Pantry+Helper+(weekdays)&limit=3' },
+    { name: 'search ordering created_at, deep page', url: '/api/shifts/search/?ordering=created_at&page=14&limit=10' },
+    { name: 'search, invalid date', url: '/api/shifts/search/?date.gte=2026-02-30' },
+    { name: 'search, invalid ordering', url: '/api/shifts/search/?ordering=-title' },
+    { name: 'retrieve as another institution', url: `/api/shifts/${SHIFT}/`, as: 'harbor' },
+    { name: 'list without key', url: '/api/shifts/', as: 'none' },
+    { name: 'harbor list', url: '/api/shifts/?limit=3', as: 'harbor' },
+  ],
+  opportunities: [
+    { name: 'list', url: '/api/opportunities/' },
+    { name: 'retrieve', url: `/api/opportunities/${OPPORTUNITY}/` },
+    { name: 'search published, newest first', url: '/api/opportunities/search/?status=1&ordering=-created_at' },
+    { name: 'search by category title', url: '/api/opportunities/search/?category.title=Community+Outreach' },
+    { name: 'search by category id', url: `/api/opportunities/search/?category_id=${CATEGORY}` },
+    { name: 'search by created_at range', url: '/api/opportunities/search/?created_at.gt=2026-08-03T10:00:00Z&created_at.lte=2026-08-03T11:00:00Z' },
+    { name: 'search by title', url: '/api/opportunities/search/?title=forklift+operator' },
+    { name: 'search, invalid status', url: '/api/opportunities/search/?status=5' },
+  ],
+};
