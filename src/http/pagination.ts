@@ -23,16 +23,31 @@ function pageUrl(request: FastifyRequest, baseUrl: string | undefined, page: num
   return `${baseUrl ?? `${request.protocol}://${request.host}`}${path}?${params.toString()}`;
 }
 
-/** The envelope as JSON text, around already serialized results. */
+const COMMA = Buffer.from(',');
+const TAIL = Buffer.from(']}');
+
+/** The envelope in UTF-8 JSON, assembled around already serialized results with one copy. */
 export function envelope(
   request: FastifyRequest,
   baseUrl: string | undefined,
   paging: Paging,
   count: number,
-  results: readonly string[],
-): string {
+  results: readonly Buffer[],
+): Buffer {
   const { page, limit } = paging;
   const next = page * limit < count ? JSON.stringify(pageUrl(request, baseUrl, page + 1, limit)) : 'null';
   const previous = page > 1 ? JSON.stringify(pageUrl(request, baseUrl, page - 1, limit)) : 'null';
-  return `{"count":${count},"next":${next},"previous":${previous},"results":[${results.join(',')}]}`;
+  const head = Buffer.from(`{"count":${count},"next":${next},"previous":${previous},"results":[`);
+  const parts: Buffer[] = [head];
+  let length = head.length + TAIL.length;
+  for (let i = 0; i < results.length; i++) {
+    if (i > 0) {
+      parts.push(COMMA);
+      length += 1;
+    }
+    parts.push(results[i]!);
+    length += results[i]!.length;
+  }
+  parts.push(TAIL);
+  return Buffer.concat(parts, length);
 }

@@ -121,41 +121,96 @@ export function search<R extends Identified>(
 
   if (id !== undefined) {
     const record = table.get(id);
-    const checks = [...ranges.map(inRange), ...predicates];
-    const hit = record !== undefined && checks.every((check) => check(record));
+    const hit = record !== undefined && passes([...ranges.map(inRange), ...predicates], record);
     return { count: hit ? 1 : 0, items: hit && offset === 0 ? [record] : [] };
   }
 
-  // The narrowest indexed range; without one, the whole order index.
-  let chosen: { index: SortedIndex<R>; from: number; to: number; range?: Range<R> } = {
-    index: order,
-    from: 0,
-    to: order.size,
-  };
-  let bestSize = Infinity;
+  // Bound every indexed range by binary search. A range that spans its
+  // whole index filters nothing and is dropped.
+  interface Bounded {
+    readonly index: SortedIndex<R>;
+    readonly from: number;
+    readonly to: number;
+    readonly range?: Range<R>;
+  }
+  const bounded: Bounded[] = [];
+  const unindexed: Range<R>[] = [];
   for (const range of ranges) {
-    if (range.index === undefined || !table.hasIndex(range.index)) continue;
+    if (range.index === undefined || !table.hasIndex(range.index)) {
+      unindexed.push(range);
+      continue;
+    }
     const index = table.index(range.index);
     const from = index.lowerBound(range.lo);
     const to = index.lowerBound(range.hi);
-    if (to - from < bestSize || (to - from === bestSize && index === order)) {
-      bestSize = to - from;
-      chosen = { index, from, to, range };
-    }
+    if (from === 0 && to === index.size) continue;
+    bounded.push({ index, from, to, range });
   }
-  const checks = [...ranges.filter((r) => r !== chosen.range).map(inRange), ...predicates];
-  const { index, from, to } = chosen;
+  const whole: Bounded = { index: order, from: 0, to: order.size };
+  // The order index's own range, if any: a walk in order stays inside it.
+  const inOrder = bounded.find((b) => b.index === order) ?? whole;
+  // The narrowest range to scan (the order index wins ties: no sort needed).
+  let chosen = inOrder;
+  for (const b of bounded) if (b.to - b.from < chosen.to - chosen.from) chosen = b;
 
-  if (index === order) return scanInOrder(index, from, to, ordering, checks, offset, limit);
+  const checksBesides = (skip: Bounded) => [
+    ...bounded.filter((b) => b !== skip).map((b) => inRange(b.range!)),
+    ...unindexed.map(inRange),
+    ...predicates,
+  ];
+  if (chosen === inOrder) return scanInOrder(order, inOrder.from, inOrder.to, ordering, checksBesides(inOrder), offset, limit);
 
+  // Scan the narrowest range for the matches (this is the count)...
+  const checks = checksBesides(chosen);
   const matches: R[] = [];
-  const all = index.all;
-  for (let i = from; i < to; i++) {
+  const all = chosen.index.all;
+  for (let i = chosen.from; i < chosen.to; i++) {
     const r = all[i]!;
-    if (checks.every((check) => check(r))) matches.push(r);
+    if (passes(checks, r)) matches.push(r);
+  }
+  const count = matches.length;
+  const wanted = Math.min(offset + limit, count);
+  if (offset >= count) return { count, items: [] };
+  // ...then take the page either by sorting the matches, or, when they are
+  // many and the page is near the front, by walking the order index until
+  // the page is full: whichever touches fewer records.
+  const sortCost = count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON;
+  const walkCost = (wanted * (inOrder.to - inOrder.from)) / count;
+  if (walkCost < sortCost) {
+    return { count, items: walkInOrder(order, inOrder.from, inOrder.to, ordering, checksBesides(inOrder), offset, limit) };
   }
   matches.sort(compareIn(order, ordering.descending));
-  return { count: matches.length, items: matches.slice(offset, offset + limit) };
+  return { count, items: matches.slice(offset, offset + limit) };
+}
+
+/** A comparison in a sort costs about this many filter checks of a walk. */
+const SORT_COST_PER_COMPARISON = 3;
+
+function passes<R>(checks: readonly Predicate<R>[], record: R): boolean {
+  for (let i = 0; i < checks.length; i++) if (!checks[i]!(record)) return false;
+  return true;
+}
+
+/** The page of the matches of [from, to) of the order index, stopping as soon as it is full. */
+function walkInOrder<R extends Identified>(
+  index: SortedIndex<R>,
+  from: number,
+  to: number,
+  ordering: OrderingDef,
+  checks: readonly Predicate<R>[],
+  offset: number,
+  limit: number,
+): R[] {
+  const all = index.all;
+  const items: R[] = [];
+  let seen = 0;
+  for (let k = 0; k < to - from && items.length < limit; k++) {
+    const r = all[ordering.descending ? to - 1 - k : from + k]!;
+    if (!passes(checks, r)) continue;
+    if (seen >= offset) items.push(r);
+    seen++;
+  }
+  return items;
 }
 
 /** Scan [from, to) of the order index itself: no sort, and no scan at all without checks. */
@@ -180,7 +235,7 @@ function scanInOrder<R extends Identified>(
   let count = 0;
   for (let k = 0; k < total; k++) {
     const r = at(k);
-    if (!checks.every((check) => check(r))) continue;
+    if (!passes(checks, r)) continue;
     if (count >= offset && count < offset + limit) items.push(r);
     count++;
   }

@@ -7,6 +7,7 @@
 import type { ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
 import type { TableDef } from '../readmodel/model.js';
+import type { JsonView } from '../resources/json.js';
 import type { Identified, NumericKey } from '../readmodel/sorted-index.js';
 
 interface ParamBase {
@@ -63,8 +64,8 @@ export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> 
   readonly params: readonly ParamDef<R>[];
   readonly orderings: Readonly<Record<string, OrderingDef>>;
   readonly defaultOrdering: OrderingDef;
-  /** The record as the JSON text of the API. */
-  readonly serialize: (record: R, view: ReadView) => string;
+  /** The record as the API shows it, in UTF-8 JSON. */
+  readonly serialize: (record: R, view: JsonView) => Buffer;
 }
 
 export type AnyResourceDef = { [K in Kind]: ResourceDef<K> }[Kind];

@@ -122,35 +122,60 @@ export function keysOf<R>(param: ParamDef<R>): Array<{ key: string; op: Operator
   ]);
 }
 
-/** The search query-string schema of a resource. */
+/**
+ * The search query-string schema of a resource. Only the keys a request
+ * sends are parsed (a resource answers to a hundred keys or more, a query
+ * sends a few); unknown keys are ignored. Errors are reported in
+ * declaration order whatever the order of the query string.
+ */
 export function searchSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>) {
-  const routes = new Map<string, { param: ParamDef<R>; op: Operator }>();
-  const shape: Record<string, z.ZodType> = { ...pagingShape };
+  interface Field {
+    readonly rank: number;
+    readonly schema: z.ZodType;
+    readonly route?: { param: ParamDef<R>; op: Operator };
+  }
+  const fields = new Map<string, Field>();
+  const add = (key: string, schema: z.ZodType, route?: Field['route']) =>
+    fields.set(key, { rank: fields.size, schema, route });
+  add('page', pagingShape.page);
+  add('limit', pagingShape.limit);
   for (const param of def.params) {
-    for (const { key, op } of keysOf(param)) {
-      routes.set(key, { param, op });
-      shape[key] = valueSchema(param, key);
-    }
+    for (const { key, op } of keysOf(param)) add(key, valueSchema(param, key), { param, op });
   }
   const orderingNames = Object.keys(def.orderings);
-  shape.ordering = single(
+  add(
     'ordering',
-    (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
-    (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
+    single(
+      'ordering',
+      (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
+      (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
+    ),
   );
-  return z
-    .object(shape)
-    .transform((q): SearchQuery<R> => {
-      const filters: Filter<R>[] = [];
-      for (const [key, route] of routes) {
-        const value = q[key] as string | number | boolean | undefined;
-        if (value !== undefined) filters.push({ ...route, value, sent: key });
+
+  return z.record(z.string(), z.unknown()).transform((q, ctx): SearchQuery<R> => {
+    const query = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] as Filter<R>[] };
+    const found: Array<{ rank: number; filter: Filter<R> }> = [];
+    const issues: Array<{ rank: number; message: string }> = [];
+    for (const key of Object.keys(q)) {
+      const field = fields.get(key);
+      if (field === undefined) continue;
+      const parsed = field.schema.safeParse(q[key]);
+      if (!parsed.success) {
+        for (const issue of parsed.error.issues) issues.push({ rank: field.rank, message: issue.message });
+        continue;
       }
-      return {
-        page: q.page as number,
-        limit: q.limit as number,
-        ordering: (q.ordering as OrderingDef | undefined) ?? def.defaultOrdering,
-        filters,
-      };
-    });
+      const value = parsed.data as string | number | boolean | OrderingDef | undefined;
+      if (value === undefined) continue;
+      if (field.route) found.push({ rank: field.rank, filter: { ...field.route, value: value as Filter<R>['value'], sent: key } });
+      else if (key === 'ordering') query.ordering = value as OrderingDef;
+      else query[key as 'page' | 'limit'] = value as number;
+    }
+    if (issues.length > 0) {
+      issues.sort((a, b) => a.rank - b.rank);
+      for (const { message } of issues) ctx.addIssue({ code: 'custom', message });
+      return z.NEVER;
+    }
+    query.filters = found.sort((a, b) => a.rank - b.rank).map((f) => f.filter);
+    return query;
+  });
 }

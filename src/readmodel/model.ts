@@ -3,7 +3,8 @@
  * read), and for each searchable kind one table per institution with its
  * sorted indexes (what searches read). Requests only ever read from here.
  */
-import type { Change, ReadView } from '../../projections/projection.js';
+import type { Change } from '../../projections/projection.js';
+import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import type { IndexDef } from './sorted-index.js';
@@ -23,16 +24,22 @@ function institutionOf(kind: Kind, record: AnyRecord): string {
   return kind === 'institution' ? record.id : (record as Exclude<AnyRecord, Records['institution']>).institution_id;
 }
 
-export class ReadModel implements ReadView {
+export class ReadModel implements JsonView {
   private readonly maps = Object.fromEntries(kinds.map((k) => [k, new Map()])) as Maps;
   private readonly tables = new Map<string, Table<AnyRecord>>();
   private readonly dirty = new Set<Table<AnyRecord>>();
   private readonly keysByHash = new Map<string, ApiKeyRecord>();
+  private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
 
   constructor(private readonly defs: TableDefs) {}
 
   get<K extends Kind>(kind: K, id: string): Records[K] | undefined {
     return this.maps[kind].get(id);
+  }
+
+  /** Moves on every change of a record of this kind (cached JSON checks it). */
+  revision(kind: Kind): number {
+    return this.revisions[kind];
   }
 
   count(kind: Kind): number {
@@ -57,6 +64,7 @@ export class ReadModel implements ReadView {
     const before = map.get(id);
     if (record === null) map.delete(id);
     else map.set(id, record);
+    this.revisions[kind] += 1;
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
 

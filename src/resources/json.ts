@@ -1,21 +1,65 @@
 /**
  * JSON building blocks. Records are immutable, so a serialized fragment can
  * be cached against the record object and the nested records it shows: the
- * cache entry is valid while those are the same objects.
+ * cache entry is valid while those are the same objects. Checking that
+ * costs a lookup per nested record, so each entry also keeps the revisions
+ * of the kinds it nests: while none of those kinds has changed at all, the
+ * entry is valid without any lookup.
  */
+import type { ReadView } from '../../projections/projection.js';
+import type { Kind } from '../../projections/records.js';
 import { formatTimestamp } from '../time.js';
 
 export const str = (value: string | null): string => JSON.stringify(value);
 export const ts = (micros: number | null): string => (micros === null ? 'null' : `"${formatTimestamp(micros)}"`);
 
-export class FragmentCache<R extends object> {
-  private readonly cache = new WeakMap<R, { deps: readonly unknown[]; json: string }>();
+/** What serializers read: records, and a counter per kind that moves on every change of that kind. */
+export interface JsonView extends ReadView {
+  revision(kind: Kind): number;
+}
 
-  get(record: R, deps: readonly unknown[], build: () => string): string {
+interface Entry<V> {
+  stamp: number;
+  readonly deps: readonly unknown[];
+  readonly value: V;
+}
+
+export interface FragmentDef<R, V> {
+  /** The kinds of the nested records the fragment shows. */
+  readonly nests: readonly Kind[];
+  /** The nested records themselves, in a fixed order. */
+  readonly deps: (record: R, view: ReadView) => readonly unknown[];
+  readonly build: (record: R, view: JsonView) => V;
+}
+
+export class FragmentCache<R extends object, V> {
+  private readonly cache = new WeakMap<R, Entry<V>>();
+
+  constructor(private readonly def: FragmentDef<R, V>) {}
+
+  get(record: R, view: JsonView): V {
+    let stamp = 0;
+    for (const kind of this.def.nests) stamp += view.revision(kind);
     const hit = this.cache.get(record);
-    if (hit && hit.deps.length === deps.length && hit.deps.every((d, i) => d === deps[i])) return hit.json;
-    const json = build();
-    this.cache.set(record, { deps, json });
-    return json;
+    if (hit !== undefined) {
+      if (hit.stamp === stamp) return hit.value;
+      const deps = this.def.deps(record, view);
+      if (sameItems(hit.deps, deps)) {
+        hit.stamp = stamp;
+        return hit.value;
+      }
+    }
+    const value = this.def.build(record, view);
+    this.cache.set(record, { stamp, deps: this.def.deps(record, view), value });
+    return value;
   }
 }
+
+function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
+  return true;
+}
+
+/** A fragment as the UTF-8 bytes responses are assembled from. */
+export const bytes = (json: string): Buffer => Buffer.from(json, 'utf8');

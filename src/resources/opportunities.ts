@@ -2,7 +2,7 @@
 import type { ReadView } from '../../projections/projection.js';
 import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
-import { FragmentCache, str, ts } from './json.js';
+import { bytes, FragmentCache, type JsonView, str, ts } from './json.js';
 
 export function categoryJson(category: CategoryRecord | undefined): string {
   if (!category) return 'null';
@@ -15,21 +15,31 @@ export function shareOpportunityUrl(opportunity: OpportunityRecord, view: ReadVi
   return `${base}/opportunities/${opportunity.id}`;
 }
 
-const withCreatedAt = new FragmentCache<OpportunityRecord>();
+const nests = ['category', 'institution'] as const;
+const deps = (o: OpportunityRecord, view: ReadView) => [
+  view.get('category', o.category_id),
+  view.get('institution', o.institution_id),
+];
+
+const withCreatedAt = new FragmentCache<OpportunityRecord, string>({
+  nests,
+  deps,
+  build: (opportunity, view) =>
+    `{"id":${str(opportunity.id)},"created_at":${ts(opportunity.created_at)},` +
+    `"category":${categoryJson(view.get('category', opportunity.category_id))},` +
+    `"title":${str(opportunity.title)},"description":${str(opportunity.description)},` +
+    `"share_opportunity_url":${str(shareOpportunityUrl(opportunity, view))}}`,
+});
 
 /** An opportunity as search results and shifts show it (with created_at). */
-export function opportunityJson(opportunity: OpportunityRecord, view: ReadView): string {
-  const category = view.get('category', opportunity.category_id);
-  const institution = view.get('institution', opportunity.institution_id);
-  return withCreatedAt.get(
-    opportunity,
-    [category, institution],
-    () =>
-      `{"id":${str(opportunity.id)},"created_at":${ts(opportunity.created_at)},"category":${categoryJson(category)},` +
-      `"title":${str(opportunity.title)},"description":${str(opportunity.description)},` +
-      `"share_opportunity_url":${str(shareOpportunityUrl(opportunity, view))}}`,
-  );
-}
+export const opportunityJson = (opportunity: OpportunityRecord, view: JsonView): string =>
+  withCreatedAt.get(opportunity, view);
+
+const asResult = new FragmentCache<OpportunityRecord, Buffer>({
+  nests,
+  deps,
+  build: (opportunity, view) => bytes(withCreatedAt.get(opportunity, view)),
+});
 
 const categoryOf = (o: OpportunityRecord, view: ReadView) => view.get('category', o.category_id);
 
@@ -56,5 +66,5 @@ export const opportunities: ResourceDef<'opportunity'> = {
     '-created_at': { index: 'created', descending: true },
   },
   defaultOrdering: { index: 'created', descending: false },
-  serialize: opportunityJson,
+  serialize: (opportunity, view) => asResult.get(opportunity, view),
 };

@@ -3,29 +3,32 @@ import type { ReadView } from '../../projections/projection.js';
 import type { ShiftRecord } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
-import { FragmentCache, str, ts } from './json.js';
+import { bytes, FragmentCache, type JsonView, str, ts } from './json.js';
 import { opportunityJson } from './opportunities.js';
 
-const cache = new FragmentCache<ShiftRecord>();
-
-export function shiftJson(shift: ShiftRecord, view: ReadView): string {
+function shiftJson(shift: ShiftRecord, view: JsonView): string {
   const opportunity = view.get('opportunity', shift.opportunity_id);
-  const category = opportunity && view.get('category', opportunity.category_id);
-  const institution = view.get('institution', shift.institution_id);
-  return cache.get(shift, [opportunity, category, institution], () => {
-    const base = institution?.share_base_url ?? '';
-    return (
-      `{"id":${str(shift.id)},"created_at":${ts(shift.created_at)},` +
-      `"shift_start_at":${ts(shift.shift_start_at)},"shift_end_at":${ts(shift.shift_end_at)},` +
-      `"spots":${shift.spots},"spots_reserved":${shift.spots_reserved},` +
-      `"spots_available":${Math.max(shift.spots - shift.spots_reserved, 0)},` +
-      `"opportunity":${opportunity ? opportunityJson(opportunity, view) : 'null'},` +
-      `"shift_location":${str(shift.location)},"shift_title":${str(shift.title)},` +
-      `"shift_description":${str(shift.description)},"share_shift_url":${str(`${base}/shifts/${shift.id}`)},` +
-      `"title":${str(shift.title)},"description":${str(shift.description)}}`
-    );
-  });
+  const base = view.get('institution', shift.institution_id)?.share_base_url ?? '';
+  return (
+    `{"id":${str(shift.id)},"created_at":${ts(shift.created_at)},` +
+    `"shift_start_at":${ts(shift.shift_start_at)},"shift_end_at":${ts(shift.shift_end_at)},` +
+    `"spots":${shift.spots},"spots_reserved":${shift.spots_reserved},` +
+    `"spots_available":${Math.max(shift.spots - shift.spots_reserved, 0)},` +
+    `"opportunity":${opportunity ? opportunityJson(opportunity, view) : 'null'},` +
+    `"shift_location":${str(shift.location)},"shift_title":${str(shift.title)},` +
+    `"shift_description":${str(shift.description)},"share_shift_url":${str(`${base}/shifts/${shift.id}`)},` +
+    `"title":${str(shift.title)},"description":${str(shift.description)}}`
+  );
 }
+
+const asResult = new FragmentCache<ShiftRecord, Buffer>({
+  nests: ['opportunity', 'category', 'institution'],
+  deps: (shift, view) => {
+    const opportunity = view.get('opportunity', shift.opportunity_id);
+    return [opportunity, opportunity && view.get('category', opportunity.category_id), view.get('institution', shift.institution_id)];
+  },
+  build: (shift, view) => bytes(shiftJson(shift, view)),
+});
 
 const start = (s: ShiftRecord) => s.shift_start_at;
 const created = (s: ShiftRecord) => s.created_at;
@@ -93,5 +96,5 @@ export const shifts: ResourceDef<'shift'> = {
     '-spots': { index: 'spots', descending: true },
   },
   defaultOrdering: { index: 'start', descending: false },
-  serialize: shiftJson,
+  serialize: (shift, view) => asResult.get(shift, view),
 };

@@ -1,0 +1,41 @@
+/**
+ * The benchmark's server process: the real runtime and app, plus one route
+ * that answers a constant body of a requested size (the yardstick the
+ * search mix is compared with, on the same server). Prints one JSON line
+ * when listening.
+ */
+import { pino } from 'pino';
+import { createServer } from '../src/http/server.js';
+import { openRuntime } from '../src/runtime.js';
+
+const dataDir = process.argv[2];
+if (!dataDir) throw new Error('usage: server.js <DATA_DIR>');
+
+const started = performance.now();
+const runtime = openRuntime({ DATA_DIR: dataDir, EVENTSTORE_URL: undefined });
+await runtime.projector.start();
+const startupMs = performance.now() - started;
+globalThis.gc?.();
+
+const server = await createServer(runtime, pino({ level: 'warn' }));
+const bodies = new Map<number, string>();
+server.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) => {
+  const bytes = Number(request.query.bytes ?? 100);
+  let body = bodies.get(bytes);
+  if (body === undefined) {
+    body = `{"pad":"${'x'.repeat(Math.max(bytes - 10, 0))}"}`;
+    bodies.set(bytes, body);
+  }
+  return reply.type('application/json; charset=utf-8').send(body);
+});
+await server.listen({ port: 0, host: '127.0.0.1' });
+const address = server.server.address();
+const port = typeof address === 'object' && address ? address.port : 0;
+process.stdout.write(
+  JSON.stringify({ port, startupMs, rss: process.memoryUsage().rss, eventsApplied: runtime.projector.status().eventsApplied }) + '\n',
+);
+process.on('SIGTERM', async () => {
+  await server.close();
+  await runtime.close();
+  process.exit(0);
+});

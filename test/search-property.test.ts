@@ -1,0 +1,307 @@
+/**
+ * The search engine against a brute-force model: random shifts (with many
+ * ties), random combinations of filters under every name, alias and range
+ * suffix, random orderings and pages. The engine (parsed by the real query
+ * schema, answered from the sorted indexes) must give the same count and
+ * the same ids in the same order as filtering every record and sorting.
+ *
+ * And a pure range on the index of the requested order must be answered
+ * from the index bounds: it touches no record outside the page beyond the
+ * probes of two binary searches.
+ */
+import fc from 'fast-check';
+import t from 'tap';
+import { put } from '../projections/projection.js';
+import type { ShiftRecord } from '../projections/records.js';
+import { search } from '../src/query/engine.js';
+import { searchSchema } from '../src/query/schema.js';
+import { ReadModel } from '../src/readmodel/model.js';
+import { shifts } from '../src/resources/shifts.js';
+import { tableDefs } from '../src/resources/index.js';
+import { formatDate, MICROS_PER_DAY } from '../src/time.js';
+
+const INSTITUTION = '00000000-0000-4000-8000-000000000001';
+const OTHER = '00000000-0000-4000-8000-000000000002';
+const MINUTE = 60_000_000;
+const BASE_DAY = 20_500; // 2026-02-16
+const OPPORTUNITIES = [
+  { id: '10000000-0000-4000-8000-000000000001', title: 'Sorting', category: 'c0000000-0000-4000-8000-000000000001' },
+  { id: '10000000-0000-4000-8000-000000000002', title: 'Driving', category: 'c0000000-0000-4000-8000-000000000002' },
+  { id: '10000000-0000-4000-8000-000000000003', title: 'sorting', category: 'c0000000-0000-4000-8000-000000000001' },
+];
+const CATEGORIES = [
+  { id: 'c0000000-0000-4000-8000-000000000001', title: 'Food' },
+  { id: 'c0000000-0000-4000-8000-000000000002', title: 'Transport' },
+];
+const TITLES = ['Morning sort', 'morning SORT', 'Delivery'];
+const DESCRIPTIONS = [null, 'Bring water', 'bring WATER'];
+
+// ---------------------------------------------------------------- data
+
+const shiftArb = fc.record({
+  n: fc.nat(),
+  institution: fc.constantFrom(INSTITUTION, INSTITUTION, INSTITUTION, OTHER),
+  opportunity: fc.constantFrom(...OPPORTUNITIES),
+  title: fc.constantFrom(...TITLES),
+  description: fc.constantFrom(...DESCRIPTIONS),
+  startDay: fc.integer({ min: 0, max: 9 }),
+  startQuarter: fc.integer({ min: 0, max: 95 }),
+  startMicros: fc.oneof(fc.constant(0), fc.integer({ min: 0, max: 999_999 })),
+  durationQuarters: fc.integer({ min: 0, max: 40 }),
+  createdDay: fc.integer({ min: -5, max: 0 }),
+  createdMinute: fc.integer({ min: 0, max: 3 }),
+  spots: fc.integer({ min: 1, max: 6 }),
+  reserved: fc.integer({ min: 0, max: 7 }),
+  removed: fc.boolean(),
+});
+
+type Seed = typeof shiftArb extends fc.Arbitrary<infer T> ? T : never;
+
+function shiftOf(seed: Seed, i: number): ShiftRecord {
+  const start = (BASE_DAY + seed.startDay) * MICROS_PER_DAY + seed.startQuarter * 15 * MINUTE + seed.startMicros;
+  const created = (BASE_DAY + seed.createdDay) * MICROS_PER_DAY + seed.createdMinute * MINUTE;
+  return {
+    id: `5${String(i).padStart(7, '0')}-${String(seed.n % 10_000).padStart(4, '0')}-4000-8000-000000000000`,
+    institution_id: seed.institution,
+    opportunity_id: seed.opportunity.id,
+    title: seed.title,
+    description: seed.description,
+    shift_start_at: start,
+    shift_end_at: start + seed.durationQuarters * 15 * MINUTE,
+    spots: seed.spots,
+    location: 'Main hall',
+    spots_reserved: seed.reserved,
+    removed: seed.removed && i % 7 === 0,
+    created_at: created,
+    updated_at: created,
+  };
+}
+
+function modelOf(records: readonly ShiftRecord[], updates: readonly ShiftRecord[]): ReadModel {
+  const model = new ReadModel(tableDefs);
+  for (const c of CATEGORIES) {
+    model.apply(put('category', { ...c, institution_id: INSTITUTION, description: '', created_at: 0, updated_at: 0 }));
+  }
+  for (const o of OPPORTUNITIES) {
+    model.apply(
+      put('opportunity', {
+        id: o.id,
+        institution_id: INSTITUTION,
+        category_id: o.category,
+        title: o.title,
+        description: '',
+        status: 1,
+        created_at: 0,
+        updated_at: 0,
+      }),
+    );
+  }
+  // Two batches, the second replacing some records, so indexes are both
+  // built in bulk and spliced.
+  const half = Math.floor(records.length / 2);
+  for (const r of records.slice(0, half)) model.apply(put('shift', r));
+  model.flush();
+  model.table('shift', INSTITUTION);
+  for (const r of records.slice(half)) model.apply(put('shift', r));
+  for (const r of updates) model.apply(put('shift', r));
+  model.flush();
+  return model;
+}
+
+// ---------------------------------------------------------------- the brute-force model
+
+type Op = 'eq' | 'gt' | 'gte' | 'lt' | 'lte';
+const compare = (a: number, op: Op, b: number) =>
+  op === 'eq' ? a === b : op === 'gt' ? a > b : op === 'gte' ? a >= b : op === 'lt' ? a < b : a <= b;
+const day = (micros: number) => Math.floor(micros / MICROS_PER_DAY);
+const tod = (micros: number) => micros - day(micros) * MICROS_PER_DAY;
+const opportunity = (s: ShiftRecord) => OPPORTUNITIES.find((o) => o.id === s.opportunity_id)!;
+const category = (s: ShiftRecord) => CATEGORIES.find((c) => c.id === opportunity(s).category)!;
+const same = (a: string | null, b: string) => a !== null && a.toLowerCase() === b.toLowerCase();
+
+/** One filter as the model understands it: the numeric or text meaning of the parameter. */
+interface Condition {
+  readonly keys: readonly string[];
+  readonly ranged: boolean;
+  readonly values: fc.Arbitrary<{ text: string; test: (s: ShiftRecord, op: Op) => boolean }>;
+}
+
+function isoOf(micros: number): string {
+  const ms = Math.floor(micros / 1000);
+  const frac = micros % 1_000_000;
+  const base = new Date(ms).toISOString().slice(0, 19);
+  return frac === 0 ? `${base}Z` : `${base}.${String(frac).padStart(6, '0')}Z`;
+}
+
+const dayValues = (of: (s: ShiftRecord) => number) =>
+  fc.integer({ min: BASE_DAY - 6, max: BASE_DAY + 11 }).map((d) => ({
+    text: formatDate(d),
+    test: (s: ShiftRecord, op: Op) => compare(day(of(s)), op, d),
+  }));
+const timestampValues = (of: (s: ShiftRecord) => number) =>
+  fc
+    .tuple(fc.integer({ min: -6 * 96, max: 11 * 96 }), fc.constantFrom(0, 0, 1, 999_999))
+    .map(([quarter, micros]) => BASE_DAY * MICROS_PER_DAY + quarter * 15 * MINUTE + micros)
+    .map((v) => ({ text: isoOf(v), test: (s: ShiftRecord, op: Op) => compare(of(s), op, v) }));
+const timeValues = (of: (s: ShiftRecord) => number) =>
+  fc.integer({ min: 0, max: 95 }).chain((quarter) =>
+    fc.constantFrom(true, false).map((seconds) => {
+      const h = String(Math.floor(quarter / 4)).padStart(2, '0');
+      const m = String((quarter % 4) * 15).padStart(2, '0');
+      const v = quarter * 15 * MINUTE;
+      return { text: seconds ? `${h}:${m}:00` : `${h}:${m}`, test: (s: ShiftRecord, op: Op) => compare(tod(of(s)), op, v) };
+    }),
+  );
+const textValues = (choices: readonly string[], of: (s: ShiftRecord) => string | null) =>
+  fc.constantFrom(...choices).map((v) => ({ text: v, test: (s: ShiftRecord) => same(of(s), v) }));
+
+const conditions: Condition[] = [
+  { keys: ['title', 'shift_title'], ranged: false, values: textValues(['morning sort', 'Delivery', 'none'], (s) => s.title) },
+  { keys: ['description', 'shift_description'], ranged: false, values: textValues(['BRING water', 'x'], (s) => s.description) },
+  { keys: ['created_at'], ranged: true, values: timestampValues((s) => s.created_at) },
+  { keys: ['created_date', 'created_on'], ranged: true, values: dayValues((s) => s.created_at) },
+  { keys: ['shift_date', 'date'], ranged: true, values: dayValues((s) => s.shift_start_at) },
+  { keys: ['shift_start_at'], ranged: true, values: timestampValues((s) => s.shift_start_at) },
+  { keys: ['shift_start_time', 'start_time'], ranged: true, values: timeValues((s) => s.shift_start_at) },
+  { keys: ['shift_end_at'], ranged: true, values: timestampValues((s) => s.shift_end_at) },
+  { keys: ['shift_end_time', 'end_time'], ranged: true, values: timeValues((s) => s.shift_end_at) },
+  {
+    keys: ['spots'],
+    ranged: true,
+    values: fc.integer({ min: 0, max: 7 }).map((v) => ({ text: String(v), test: (s, op) => compare(s.spots, op, v) })),
+  },
+  {
+    keys: ['opportunity.id', 'opportunity_id'],
+    ranged: false,
+    values: textValues(OPPORTUNITIES.map((o) => o.id.toUpperCase()), (s) => s.opportunity_id),
+  },
+  { keys: ['opportunity.title', 'opportunity_title'], ranged: false, values: textValues(['SORTING', 'Driving'], (s) => opportunity(s).title) },
+  { keys: ['category.id', 'category_id'], ranged: false, values: textValues(CATEGORIES.map((c) => c.id), (s) => category(s).id) },
+  { keys: ['category.title', 'category_title'], ranged: false, values: textValues(['food', 'Transport'], (s) => category(s).title) },
+];
+
+const ORDERINGS: Record<string, (s: ShiftRecord) => number[]> = {
+  shift_start_at: (s) => [s.shift_start_at, s.created_at],
+  created_at: (s) => [s.created_at, s.shift_start_at],
+  shift_end_at: (s) => [s.shift_end_at, s.shift_start_at, s.created_at],
+  spots: (s) => [s.spots, s.shift_start_at, s.created_at],
+};
+
+function sortedBy(records: ShiftRecord[], ordering: string): ShiftRecord[] {
+  const descending = ordering.startsWith('-');
+  const keys = ORDERINGS[descending ? ordering.slice(1) : ordering]!;
+  const sorted = [...records].sort((a, b) => {
+    const ka = keys(a);
+    const kb = keys(b);
+    for (let i = 0; i < ka.length; i++) if (ka[i] !== kb[i]) return ka[i]! - kb[i]!;
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  });
+  return descending ? sorted.reverse() : sorted;
+}
+
+const filterArb = fc.constantFrom(...conditions).chain((c) =>
+  fc.record({
+    key: fc.constantFrom(...c.keys),
+    op: c.ranged ? fc.constantFrom<Op>('eq', 'gt', 'gte', 'lt', 'lte') : fc.constant<Op>('eq'),
+    value: c.values,
+  }),
+);
+
+const queryArb = fc.record({
+  filters: fc.array(filterArb, { maxLength: 4 }),
+  ordering: fc.option(fc.constantFrom(...Object.keys(ORDERINGS).flatMap((o) => [o, `-${o}`])), { nil: undefined }),
+  limit: fc.oneof(fc.integer({ min: 1, max: 5 }), fc.constantFrom(10, 100)),
+  page: fc.oneof(fc.integer({ min: 1, max: 3 }), fc.integer({ min: 1, max: 200 })),
+});
+
+const schema = searchSchema(shifts);
+
+t.test('index-based search equals a brute-force filter and sort', async (t) => {
+  let compared = 0;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 0, max: 800 }).chain((n) => fc.array(shiftArb, { minLength: n, maxLength: n })),
+      fc.array(fc.tuple(fc.nat(), shiftArb), { maxLength: 20 }),
+      fc.array(queryArb, { minLength: 5, maxLength: 5 }),
+      (seeds, updateSeeds, queries) => {
+        const records = seeds.map(shiftOf);
+        const updates = records.length === 0 ? [] : updateSeeds.map(([at, seed]) => ({ ...shiftOf(seed, 0), id: records[at % records.length]!.id, institution_id: records[at % records.length]!.institution_id }));
+        const model = modelOf(records, updates);
+        const current = new Map(records.map((r) => [r.id, r]));
+        for (const u of updates) current.set(u.id, u);
+        const visible = [...current.values()].filter((r) => r.institution_id === INSTITUTION && !r.removed);
+
+        for (const q of queries) {
+          const raw: Record<string, string> = { page: String(q.page), limit: String(q.limit) };
+          const conditionsOf: Array<{ op: Op; test: (s: ShiftRecord, op: Op) => boolean }> = [];
+          for (const f of q.filters) {
+            const key = f.op === 'eq' ? f.key : `${f.key}.${f.op}`;
+            if (key in raw) continue; // a key is sent once
+            raw[key] = f.value.text;
+            conditionsOf.push({ op: f.op, test: f.value.test });
+          }
+          if (q.ordering) raw.ordering = q.ordering;
+          const parsed = schema.safeParse(raw);
+          if (!parsed.success) throw new Error(`query rejected: ${JSON.stringify(raw)}: ${parsed.error.issues[0]?.message}`);
+          const query = parsed.data;
+          const offset = (query.page - 1) * query.limit;
+          const got = search(model.table('shift', INSTITUTION), query, offset, query.limit, model);
+
+          const matching = visible.filter((s) => conditionsOf.every((c) => c.test(s, c.op)));
+          const expected = sortedBy(matching, q.ordering ?? 'shift_start_at').slice(offset, offset + query.limit);
+          const context = JSON.stringify(raw);
+          if (got.count !== matching.length) throw new Error(`${context}: count ${got.count}, expected ${matching.length}`);
+          const gotIds = got.items.map((r) => r.id).join(',');
+          const expectedIds = expected.map((r) => r.id).join(',');
+          if (gotIds !== expectedIds) throw new Error(`${context}: ids\n  ${gotIds}\nexpected\n  ${expectedIds}`);
+          compared++;
+        }
+      },
+    ),
+    { numRuns: 300, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+  );
+  t.ok(compared >= 1500, `${compared} queries compared with the brute-force model`);
+});
+
+t.test('a pure range in the order of its index touches nothing outside the page', async (t) => {
+  const N = 5000;
+  const touched = new Set<object>();
+  const seeds = fc.sample(shiftArb, { numRuns: N, seed: 7 });
+  // Records whose every field read is recorded.
+  const records = seeds.map((seed, i) => {
+    const plain = { ...shiftOf(seed, i), institution_id: INSTITUTION, removed: false };
+    const watched = {} as ShiftRecord;
+    for (const key of Object.keys(plain) as (keyof ShiftRecord)[]) {
+      Object.defineProperty(watched, key, {
+        enumerable: true,
+        get() {
+          touched.add(watched);
+          return plain[key];
+        },
+      });
+    }
+    return watched;
+  });
+  const model = modelOf(records, []);
+  const table = model.table('shift', INSTITUTION)!;
+  // Two binary searches over N records, at most.
+  const probes = 2 * Math.ceil(Math.log2(N + 1));
+
+  const cases: Array<[string, Record<string, string>]> = [
+    ['the list in default order, deep page', { page: '40', limit: '100' }],
+    ['a date window in default order', { 'shift_date.gte': formatDate(BASE_DAY + 2), 'shift_date.lt': formatDate(BASE_DAY + 5), page: '3', limit: '10' }],
+    ['a spots range ordered by spots, descending', { 'spots.gte': '2', 'spots.lte': '4', ordering: '-spots', page: '5', limit: '20' }],
+    ['a created_at range ordered by created_at', { 'created_at.gt': isoOf((BASE_DAY - 3) * MICROS_PER_DAY), ordering: 'created_at', page: '2', limit: '50' }],
+    ['an end range ordered by -shift_end_at', { 'shift_end_at.lt': isoOf((BASE_DAY + 6) * MICROS_PER_DAY), ordering: '-shift_end_at', limit: '100' }],
+  ];
+  for (const [name, raw] of cases) {
+    const query = schema.parse(raw);
+    touched.clear();
+    const offset = (query.page - 1) * query.limit;
+    const result = search(table, query, offset, query.limit, model);
+    const page = new Set<object>(result.items);
+    const outside = [...touched].filter((r) => !page.has(r)).length;
+    t.ok(result.items.length > 0, `${name}: a non-empty page`);
+    t.ok(outside <= probes, `${name}: ${outside} records read outside the page (≤ ${probes} probes)`);
+  }
+});
