@@ -9,6 +9,7 @@ import type { Projector } from '../readmodel/projector.js';
 import { resources } from '../resources/index.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandlers } from './errors.js';
+import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
 
 export interface AppServices {
@@ -35,7 +36,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   await instance.register(
     async (api) => {
       await api.register(authPlugin, { model: services.model });
-      const options = { model: services.model, publicBaseUrl: services.publicBaseUrl };
+      const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
       await api.register(readRoutes(resources.shifts, { search: true }), options);
       await api.register(readRoutes(resources.opportunities, { search: true }), options);
     },

@@ -166,7 +166,10 @@ export function searchSchema<K extends Kind, R extends { id: string }>(def: Reso
       }
       const value = parsed.data as string | number | boolean | OrderingDef | undefined;
       if (value === undefined) continue;
-      if (field.route) found.push({ rank: field.rank, filter: { ...field.route, value: value as Filter<R>['value'], sent: key } });
+      if (field.route) {
+        const { param, op } = field.route;
+        found.push({ rank: field.rank, filter: { param, op, value: value as Filter<R>['value'], sent: key } });
+      }
       else if (key === 'ordering') query.ordering = value as OrderingDef;
       else query[key as 'page' | 'limit'] = value as number;
     }
@@ -175,7 +178,8 @@ export function searchSchema<K extends Kind, R extends { id: string }>(def: Reso
       for (const { message } of issues) ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
-    query.filters = found.sort((a, b) => a.rank - b.rank).map((f) => f.filter);
+    if (found.length > 1) found.sort((a, b) => a.rank - b.rank);
+    query.filters = found.map((f) => f.filter);
     return query;
   });
 }

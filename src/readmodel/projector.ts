@@ -96,6 +96,7 @@ export class Projector {
           }
         },
         onCaughtUp: () => {
+          this.model.flush(); // build the indexes now rather than on the first request
           this.caughtUp = true;
           resolve();
         },
@@ -115,6 +116,7 @@ export class Projector {
       if (events.length === 0) break;
       await this.applyBatch(events);
     }
+    this.model.flush();
   }
 
   /** Resolves once the read model has applied the log up to `position`. */
@@ -138,7 +140,6 @@ export class Projector {
         changed.set(`${change.kind}:${change.id}`, change);
       }
     }
-    this.model.flush();
     const last = events[events.length - 1]!.position;
     if (comparePositions(last, this.position) <= 0) return;
     await this.disk.write(changed.values(), last);

@@ -20,6 +20,9 @@ export interface IndexDef<R> {
 
 export type Comparator<R> = (a: R, b: R) => number;
 
+/** Up to this many changes are spliced into an index one by one; more are merged. */
+const SPLICE_LIMIT = 32;
+
 export function comparatorOf<R extends Identified>(keys: readonly NumericKey<R>[]): Comparator<R> {
   return (a, b) => {
     for (const key of keys) {
@@ -50,25 +53,42 @@ export class SortedIndex<R extends Identified> {
     return this.items;
   }
 
-  /** Replace the contents with these records, sorted in one go. */
-  rebuild(records: R[]): void {
-    records.sort(this.compare);
-    this.items = records;
+  /**
+   * Remove the records of `removed` (the very objects the index holds) and
+   * add `added`. A few changes are spliced in place; more are sorted on
+   * their own and merged with the rest in one pass.
+   */
+  update(removed: ReadonlySet<R>, added: R[]): void {
+    if (removed.size + added.length <= SPLICE_LIMIT) {
+      for (const record of removed) this.delete(record);
+      for (const record of added) this.insert(record);
+      return;
+    }
+    added.sort(this.compare);
+    const old = this.items;
+    const merged: R[] = new Array(old.length - removed.size + added.length);
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < old.length || j < added.length) {
+      if (i < old.length && removed.has(old[i]!)) {
+        i++;
+        continue;
+      }
+      if (j >= added.length || (i < old.length && this.compare(old[i]!, added[j]!) < 0)) merged[k++] = old[i++]!;
+      else merged[k++] = added[j++]!;
+    }
+    merged.length = k;
+    this.items = merged;
   }
 
-  insert(record: R): void {
+  private insert(record: R): void {
     this.items.splice(this.position(record), 0, record);
   }
 
-  /** Remove a record, located by the keys it had when inserted. */
-  delete(record: R): void {
+  private delete(record: R): void {
     const at = this.position(record);
-    if (this.items[at] === record) {
-      this.items.splice(at, 1);
-      return;
-    }
-    // Same keys, another object (a record loaded afresh): find by id.
-    if (this.items[at]?.id === record.id) this.items.splice(at, 1);
+    if (this.items[at] === record) this.items.splice(at, 1);
   }
 
   /** First position whose record is not before `record`. */

@@ -1,13 +1,10 @@
 /**
  * The records of one kind for one institution, with their sorted indexes.
  * Changes land in the record map at once (projections read it); the indexes
- * catch up at `flush`, once per batch of events: a few changes are spliced
- * in, many at once rebuild the index with one sort.
+ * catch up at `flush`, when they are next read (or once the projector has
+ * caught up), all pending changes at once.
  */
 import { type IndexDef, type Identified, SortedIndex } from './sorted-index.js';
-
-/** Above this share of changed records a flush re-sorts instead of splicing. */
-const REBUILD_SHARE = 1 / 16;
 
 export class Table<R extends Identified> {
   private readonly records = new Map<string, R>();
@@ -48,18 +45,14 @@ export class Table<R extends Identified> {
 
   flush(): void {
     if (this.pending.size === 0) return;
-    const rebuild = this.pending.size > this.records.size * REBUILD_SHARE;
-    for (const index of this.indexes.values()) {
-      if (rebuild) {
-        index.rebuild([...this.records.values()]);
-        continue;
-      }
-      for (const [id, before] of this.pending) {
-        if (before !== undefined) index.delete(before);
-        const after = this.records.get(id);
-        if (after !== undefined) index.insert(after);
-      }
+    const removed = new Set<R>();
+    const added: R[] = [];
+    for (const [id, before] of this.pending) {
+      if (before !== undefined) removed.add(before);
+      const after = this.records.get(id);
+      if (after !== undefined) added.push(after);
     }
+    for (const index of this.indexes.values()) index.update(removed, [...added]);
     this.pending.clear();
   }
 }

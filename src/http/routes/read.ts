@@ -13,10 +13,12 @@ import { pagingSchema, searchSchema } from '../../query/schema.js';
 import type { ReadModel } from '../../readmodel/model.js';
 import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
+import type { ResponseBuffers } from '../response-buffers.js';
 
 export interface ReadRouteOptions {
   model: ReadModel;
   publicBaseUrl: string | undefined;
+  buffers: ResponseBuffers;
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -28,7 +30,7 @@ export function sendJson(reply: FastifyReply, json: Buffer): FastifyReply {
 
 export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: searchable }: { search: boolean }) {
   const querySchema = searchSchema(def);
-  return async (parent: FastifyInstance, { model, publicBaseUrl }: ReadRouteOptions) => {
+  return async (parent: FastifyInstance, { model, publicBaseUrl, buffers }: ReadRouteOptions) => {
     const app = parent.withTypeProvider<ZodTypeProvider>();
     const base = `/${def.path}`;
 
@@ -38,7 +40,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
       const { count, items } = search(table, { filters: [], ordering: def.defaultOrdering }, offsetOf(paging), paging.limit, model);
       checkPage(paging, count);
       const results = items.map((r) => def.serialize(r, model));
-      return sendJson(reply, envelope(request, publicBaseUrl, paging, count, results));
+      return sendJson(reply, envelope(request, publicBaseUrl, paging, count, results, (n) => buffers.take(n, reply.raw)));
     });
 
     if (searchable) {
@@ -48,7 +50,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
         const { count, items } = search(table, query, offsetOf(query), query.limit, model);
         checkPage(query, count);
         const results = items.map((r) => def.serialize(r, model));
-        return sendJson(reply, envelope(request, publicBaseUrl, query, count, results));
+        return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
       });
     }
 
