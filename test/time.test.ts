@@ -33,3 +33,18 @@ t.test('dates and times of day', async (t) => {
   t.equal(parseTimeOfDay('25:00'), undefined);
   t.equal(timeOfDay(parseTimestamp('2026-09-01T23:30:00.000007Z')!), (23 * 3600 + 1800) * 1e6 + 7);
 });
+
+t.test('parseDate agrees with the calendar for every day from 1600 to 2400', async (t) => {
+  const first = parseDate('1600-01-01')!;
+  const last = parseDate('2400-12-31')!;
+  t.equal(new Date(first * 86_400_000).toISOString().slice(0, 10), '1600-01-01');
+  let wrong = 0;
+  for (let day = first; day <= last; day++) {
+    if (parseDate(new Date(day * 86_400_000).toISOString().slice(0, 10)) !== day) wrong++;
+  }
+  t.equal(wrong, 0, `${last - first + 1} days round-trip`);
+  for (const text of ['2023-02-29', '1900-02-29', '2026-04-31', '2026-06-31', '2026-13-01', '2026-00-10', '2026-01-00', '2026-01-32']) {
+    t.equal(parseDate(text), undefined, `${text} is not a date`);
+  }
+  t.equal(parseDate('2000-02-29'), 11_016, 'leap day of a century divisible by 400');
+});

@@ -77,23 +77,34 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any') {
-    const result = this.root.transactionSync(() => this.appendInTxn({ stream, events, expectedRevision }));
+    const result = this.root.transactionSync(() => {
+      const log = { head: this.meta.get(HEAD) ?? 0 };
+      const appended = this.appendInTxn({ stream, events, expectedRevision }, log);
+      this.meta.put(HEAD, log.head);
+      return appended;
+    });
     this.appended.emit('append');
     return result;
   }
 
   async appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined> {
     const last = this.root.transactionSync(() => {
+      const log = { head: this.meta.get(HEAD) ?? 0 };
       let position: Position | undefined;
-      for (const append of appends) position = this.appendInTxn(append).position;
+      for (const append of appends) position = this.appendInTxn(append, log).position;
+      this.meta.put(HEAD, log.head);
       return position;
     });
     this.appended.emit('append');
     return last;
   }
 
-  /** Runs inside a write transaction: reads see the transaction's own writes. */
-  private appendInTxn({ stream, events, expectedRevision = 'any' }: StreamAppend): AppendResult {
+  /**
+   * Runs inside a write transaction: reads see the transaction's own writes.
+   * `log.head` is the last position, kept by the caller for the whole
+   * transaction and stored once at its end.
+   */
+  private appendInTxn({ stream, events, expectedRevision = 'any' }: StreamAppend, log: { head: number }): AppendResult {
     const current = this.heads.get(stream);
     const seen = new Set<string>();
     const fresh = events.filter((e) => {
@@ -101,7 +112,7 @@ export class EmbeddedEventStore implements EventStore {
       seen.add(e.id);
       return true;
     });
-    const head = this.meta.get(HEAD) ?? 0;
+    const head = log.head;
     if (fresh.length === 0) {
       // Every event is already in the log: answer as the first append did.
       const last = events.at(-1);
@@ -119,7 +130,7 @@ export class EmbeddedEventStore implements EventStore {
       this.ids.put(e.id, position);
     }
     this.heads.put(stream, revision);
-    this.meta.put(HEAD, position);
+    log.head = position;
     return { nextRevision: revision, position: toPosition(position) };
   }
 

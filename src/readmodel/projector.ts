@@ -23,6 +23,9 @@ import type { ReadModelStore } from './persistence.js';
 
 type AnyHandler = Handler<EventType>;
 
+/** Events per LMDB transaction when replaying (fewer, larger commits). */
+const REPLAY_BATCH = 25_000;
+
 function handlersByType(projections: readonly Projection[]): Map<string, AnyHandler[]> {
   const byType = new Map<string, AnyHandler[]>();
   for (const projection of projections) {
@@ -56,6 +59,10 @@ export class Projector {
   private caughtUp = false;
   private eventsApplied = 0;
   private lastError: string | undefined;
+  /** The batch being written to LMDB while the next one is projected (one at a time). */
+  private writing: Promise<void> = Promise.resolve();
+  /** Set when a write failed: the disk then stays at its last good checkpoint. */
+  private persistFailure: unknown;
 
   constructor(
     private readonly store: EventStore,
@@ -91,7 +98,7 @@ export class Projector {
         onEvents: (events) => this.applyBatch(events),
         onCheckpoint: async (position) => {
           if (comparePositions(position, this.position) > 0) {
-            await this.disk.write([], position);
+            await this.persist([], position);
             this.advance(position);
           }
         },
@@ -112,11 +119,12 @@ export class Projector {
   async catchUp(): Promise<void> {
     const head = await this.store.head();
     while (comparePositions(this.position, head) < 0) {
-      const events = await this.store.readAll(this.position, 5000);
+      const events = await this.store.readAll(this.position, REPLAY_BATCH);
       if (events.length === 0) break;
       await this.applyBatch(events);
     }
     this.model.flush();
+    await this.writing;
   }
 
   /** Resolves once the read model has applied the log up to `position`. */
@@ -128,6 +136,7 @@ export class Projector {
   async stop(): Promise<void> {
     await this.subscription?.close();
     this.subscription = undefined;
+    await this.writing;
   }
 
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
@@ -142,10 +151,28 @@ export class Projector {
     }
     const last = events[events.length - 1]!.position;
     if (comparePositions(last, this.position) <= 0) return;
-    await this.disk.write(changed.values(), last);
+    await this.persist(changed.values(), last);
     this.eventsApplied += events.length;
     this.advance(last);
   }
+
+  /**
+   * Write records and checkpoint to LMDB together, in the background while
+   * the next batch is projected (requests read memory, which is already up
+   * to date); waits only for the write before. After a failed write nothing
+   * more is written, so the disk stays at its last good checkpoint and the
+   * next start catches up from there.
+   */
+  private async persist(changes: Iterable<Change>, position: Position): Promise<void> {
+    await this.writing;
+    if (this.persistFailure !== undefined) return;
+    this.writing = this.disk.write(changes, position).catch((error: unknown) => {
+      this.persistFailure = error;
+      this.lastError = `read model not persisted past ${this.position.commit}: ${String(error)}`;
+      this.log?.error({ err: error }, 'writing the read model failed; it will catch up from its last checkpoint at restart');
+    });
+  }
+
 
   /** Every projection sees the model as it stood before the event. */
   private project(event: RecordedEvent): Change[] {
