@@ -3,17 +3,22 @@
  *
  * A query becomes ranges over numeric columns (half-open, in integers:
  * microseconds, days scaled to microseconds, spots) and predicates for the
- * rest. The planner bounds every range that has an index by binary search,
- * scans the narrowest, applies the other filters and pages. A query that is
- * one range (or none) on the index of the requested order is answered from
- * the bounds alone: its count is their difference and its page a slice, so
- * it touches no record outside the page.
+ * rest. Every range on a column that leads an index is bounded by binary
+ * search; the narrowest is scanned, the other filters are applied to its
+ * rows, and the page is taken in the requested order.
+ *
+ * A query that is one range (or none) on the index of the requested order
+ * is answered from the bounds alone: its count is their difference and its
+ * page a slice, so it touches no row outside the page. So is a range whose
+ * rows all share one value of an index that continues in the requested
+ * order (spots=4 in start order: the `spots` index is sorted by spots, then
+ * by start).
  */
 import type { ReadView } from '../../projections/projection.js';
+import type { Identified, RowSource, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import type { Identified, NumericKey, SortedIndex } from '../readmodel/sorted-index.js';
 import { MICROS_PER_DAY } from '../time.js';
-import type { OrderingDef, ParamDef, RangeParam } from './resource.js';
+import type { OrderingDef, RangeParam } from './resource.js';
 import type { Filter, Operator, SearchQuery } from './schema.js';
 
 export interface SearchResult<R> {
@@ -21,18 +26,17 @@ export interface SearchResult<R> {
   readonly items: readonly R[];
 }
 
-interface Range<R> {
-  readonly column: NumericKey<R>;
-  readonly index: string | undefined;
+interface Range {
+  readonly column: string;
   lo: number;
   hi: number;
 }
 
-type Predicate<R> = (record: R) => boolean;
+type Check = (row: number) => boolean;
 
-interface Plan<R> {
-  ranges: Range<R>[];
-  predicates: Predicate<R>[];
+interface Plan {
+  ranges: Range[];
+  predicates: Check[];
   /** Set when the query names the record's id. */
   id: string | undefined;
 }
@@ -54,9 +58,9 @@ export function intervalOf(type: RangeParam<unknown>['type'] | 'choice', op: Ope
   }
 }
 
-function plan<R extends Identified>(filters: readonly Filter<R>[], view: ReadView): Plan<R> {
-  const p: Plan<R> = { ranges: [], predicates: [], id: undefined };
-  const byColumn = new Map<string, Range<R>>();
+function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<R>, view: ReadView): Plan {
+  const p: Plan = { ranges: [], predicates: [], id: undefined };
+  const byColumn = new Map<string, Range>();
   for (const { param, op, value } of filters) {
     switch (param.type) {
       case 'text':
@@ -67,26 +71,24 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], view: ReadVie
           p.id = wanted;
         } else {
           const get = param.value;
-          p.predicates.push((r) => get(r, view)?.toLowerCase() === wanted);
+          p.predicates.push((row) => get(table.record(row), view)?.toLowerCase() === wanted);
         }
         break;
       }
       case 'boolean': {
         const get = param.value;
-        p.predicates.push((r) => get(r, view) === value);
+        p.predicates.push((row) => get(table.record(row), view) === value);
         break;
       }
       default: {
         const [lo, hi] = intervalOf(param.type, op, value as number);
-        const index = 'index' in param ? param.index : undefined;
-        const key = index ?? `param:${param.name}`;
-        const range = byColumn.get(key);
+        const range = byColumn.get(param.column);
         if (range) {
           range.lo = Math.max(range.lo, lo);
           range.hi = Math.min(range.hi, hi);
         } else {
-          const fresh: Range<R> = { column: param.column, index, lo, hi };
-          byColumn.set(key, fresh);
+          const fresh: Range = { column: param.column, lo, hi };
+          byColumn.set(param.column, fresh);
           p.ranges.push(fresh);
         }
       }
@@ -95,16 +97,29 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], view: ReadVie
   return p;
 }
 
-const inRange =
-  <R>({ column, lo, hi }: Range<R>): Predicate<R> =>
-  (r) => {
-    const v = column(r);
+function inRange(table: Pick<RowSource, 'column'>, { column, lo, hi }: Range): Check {
+  const values = table.column(column);
+  return (row) => {
+    const v = values[row]!;
     return v >= lo && v < hi;
   };
-
-function compareIn<R>(index: SortedIndex<R & Identified>, descending: boolean) {
-  return descending ? (a: R & Identified, b: R & Identified) => index.compare(b, a) : index.compare;
 }
+
+function passes(checks: readonly Check[], row: number): boolean {
+  for (let i = 0; i < checks.length; i++) if (!checks[i]!(row)) return false;
+  return true;
+}
+
+/** [from, to) of an index: the rows a range admits. */
+interface Span {
+  readonly index: SortedIndex;
+  readonly from: number;
+  readonly to: number;
+  readonly range?: Range;
+}
+
+/** A comparison in a sort costs about this many filter checks of a walk. */
+const SORT_COST_PER_COMPARISON = 2;
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -114,131 +129,124 @@ export function search<R extends Identified>(
   view: ReadView,
 ): SearchResult<R> {
   if (!table) return { count: 0, items: [] };
-  const { ranges, predicates, id } = plan(query.filters, view);
+  const { ranges, predicates, id } = plan(query.filters, table, view);
   if (ranges.some((r) => r.lo >= r.hi)) return { count: 0, items: [] };
-  const ordering = query.ordering;
+  const { ordering } = query;
   const order = table.index(ordering.index);
+  const records = (rows: ArrayLike<number>) => Array.from(rows, (row) => table.record(row));
 
   if (id !== undefined) {
-    const record = table.get(id);
-    const hit = record !== undefined && passes([...ranges.map(inRange), ...predicates], record);
-    return { count: hit ? 1 : 0, items: hit && offset === 0 ? [record] : [] };
+    const row = table.rowOf(id);
+    const hit = row !== undefined && passes([...ranges.map((r) => inRange(table, r)), ...predicates], row);
+    return { count: hit ? 1 : 0, items: hit && offset === 0 ? [table.record(row)] : [] };
   }
 
-  // Bound every indexed range by binary search. A range that spans its
-  // whole index filters nothing and is dropped.
-  interface Bounded {
-    readonly index: SortedIndex<R>;
-    readonly from: number;
-    readonly to: number;
-    readonly range?: Range<R>;
-  }
-  const bounded: Bounded[] = [];
-  const unindexed: Range<R>[] = [];
+  // Bound every range on a column that leads an index. A range that spans
+  // its whole index filters nothing and is dropped.
+  const spans: Span[] = [];
+  const unindexed: Range[] = [];
   for (const range of ranges) {
-    if (range.index === undefined || !table.hasIndex(range.index)) {
+    const index = table.indexLedBy(range.column, order);
+    if (!index) {
       unindexed.push(range);
       continue;
     }
-    const index = table.index(range.index);
     const from = index.lowerBound(range.lo);
     const to = index.lowerBound(range.hi);
     if (from === 0 && to === index.size) continue;
-    bounded.push({ index, from, to, range });
+    spans.push({ index, from, to, range });
   }
-  const whole: Bounded = { index: order, from: 0, to: order.size };
   // The order index's own range, if any: a walk in order stays inside it.
-  const inOrder = bounded.find((b) => b.index === order) ?? whole;
+  const inOrder = spans.find((s) => s.index === order) ?? { index: order, from: 0, to: order.size };
   // The narrowest range to scan (the order index wins ties: no sort needed).
   let chosen = inOrder;
-  for (const b of bounded) if (b.to - b.from < chosen.to - chosen.from) chosen = b;
+  for (const s of spans) if (s.to - s.from < chosen.to - chosen.from) chosen = s;
 
-  const checksBesides = (skip: Bounded) => [
-    ...bounded.filter((b) => b !== skip).map((b) => inRange(b.range!)),
-    ...unindexed.map(inRange),
+  const checksBesides = (skip: Span) => [
+    ...spans.filter((s) => s !== skip).map((s) => inRange(table, s.range!)),
+    ...unindexed.map((r) => inRange(table, r)),
     ...predicates,
   ];
-  if (chosen === inOrder) return scanInOrder(order, inOrder.from, inOrder.to, ordering, checksBesides(inOrder), offset, limit);
+  if (chosen === inOrder || continuesInOrder(table, chosen, order)) {
+    const page = scanInOrder(chosen, ordering.descending, checksBesides(chosen), offset, limit);
+    return { count: page.count, items: records(page.rows) };
+  }
 
-  // Scan the narrowest range for the matches (this is the count)...
+  // Scan the narrowest range: the count, and the matches while they are few
+  // enough that sorting them might be the cheaper way to the page...
   const checks = checksBesides(chosen);
-  const matches: R[] = [];
-  const all = chosen.index.all;
-  for (let i = chosen.from; i < chosen.to; i++) {
-    const r = all[i]!;
-    if (passes(checks, r)) matches.push(r);
-  }
-  const count = matches.length;
-  const wanted = Math.min(offset + limit, count);
-  if (offset >= count) return { count, items: [] };
-  // ...then take the page either by sorting the matches, or, when they are
-  // many and the page is near the front, by walking the order index until
-  // the page is full: whichever touches fewer records.
-  const sortCost = count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON;
-  const walkCost = (wanted * (inOrder.to - inOrder.from)) / count;
-  if (walkCost < sortCost) {
-    return { count, items: walkInOrder(order, inOrder.from, inOrder.to, ordering, checksBesides(inOrder), offset, limit) };
-  }
-  matches.sort(compareIn(order, ordering.descending));
-  return { count, items: matches.slice(offset, offset + limit) };
-}
-
-/** A comparison in a sort costs about this many filter checks of a walk. */
-const SORT_COST_PER_COMPARISON = 3;
-
-function passes<R>(checks: readonly Predicate<R>[], record: R): boolean {
-  for (let i = 0; i < checks.length; i++) if (!checks[i]!(record)) return false;
-  return true;
-}
-
-/** The page of the matches of [from, to) of the order index, stopping as soon as it is full. */
-function walkInOrder<R extends Identified>(
-  index: SortedIndex<R>,
-  from: number,
-  to: number,
-  ordering: OrderingDef,
-  checks: readonly Predicate<R>[],
-  offset: number,
-  limit: number,
-): R[] {
-  const all = index.all;
-  const items: R[] = [];
-  let seen = 0;
-  for (let k = 0; k < to - from && items.length < limit; k++) {
-    const r = all[ordering.descending ? to - 1 - k : from + k]!;
-    if (!passes(checks, r)) continue;
-    if (seen >= offset) items.push(r);
-    seen++;
-  }
-  return items;
-}
-
-/** Scan [from, to) of the order index itself: no sort, and no scan at all without checks. */
-function scanInOrder<R extends Identified>(
-  index: SortedIndex<R>,
-  from: number,
-  to: number,
-  ordering: OrderingDef,
-  checks: readonly Predicate<R>[],
-  offset: number,
-  limit: number,
-): SearchResult<R> {
-  const all = index.all;
-  const at = (k: number) => all[ordering.descending ? to - 1 - k : from + k]!;
-  const total = to - from;
-  if (checks.length === 0) {
-    const items: R[] = [];
-    for (let k = offset; k < Math.min(offset + limit, total); k++) items.push(at(k));
-    return { count: total, items };
-  }
-  const items: R[] = [];
+  const rows = chosen.index.order;
+  const matches: number[] = [];
   let count = 0;
-  for (let k = 0; k < total; k++) {
-    const r = at(k);
-    if (!passes(checks, r)) continue;
-    if (count >= offset && count < offset + limit) items.push(r);
+  for (let i = chosen.from; i < chosen.to; i++) {
+    const row = rows[i]!;
+    if (!passes(checks, row)) continue;
+    if (count < MAX_SORTED) matches.push(row);
     count++;
   }
-  return { count, items };
+  if (offset >= count) return { count, items: [] };
+  // ...then take the page by sorting the matches or by walking the order
+  // index until the page is full, whichever touches fewer rows.
+  const wanted = Math.min(offset + limit, count);
+  const sortCost = count <= MAX_SORTED ? count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON : Infinity;
+  const walkCost = (wanted * (inOrder.to - inOrder.from)) / count;
+  if (walkCost < sortCost) {
+    const page = scanInOrder(inOrder, ordering.descending, checksBesides(inOrder), offset, limit, true);
+    return { count, items: records(page.rows) };
+  }
+  const compare = order.comparator();
+  const sorted = Uint32Array.from(matches).sort(ordering.descending ? (a, b) => compare(b, a) : compare);
+  return { count, items: records(sorted.subarray(offset, offset + limit)) };
+}
+
+/** Matches collected for sorting, at most. */
+const MAX_SORTED = 50_000;
+
+/**
+ * Whether the rows of a span are already in the order of `order`: they all
+ * have one value of their index's leading column, and the index continues
+ * with the keys of `order`.
+ */
+function continuesInOrder(table: Pick<RowSource, 'column'>, span: Span, order: SortedIndex): boolean {
+  if (span.to - span.from === 0) return true;
+  const keys = span.index.def.keys;
+  const orderKeys = order.def.keys;
+  if (keys.length !== orderKeys.length + 1 || !orderKeys.every((k, i) => keys[i + 1] === k)) return false;
+  const lead = table.column(span.index.leading);
+  const rows = span.index.order;
+  return lead[rows[span.from]!] === lead[rows[span.to - 1]!];
+}
+
+/**
+ * The page of the rows of a span that pass the checks, in index order (or
+ * reversed). Without checks the page is a slice and the count the span's
+ * size; with checks every row is checked for the count, unless `pageOnly`
+ * (the count is known) stops the walk once the page is full.
+ */
+function scanInOrder(
+  { index, from, to }: Span,
+  descending: boolean,
+  checks: readonly Check[],
+  offset: number,
+  limit: number,
+  pageOnly = false,
+): { count: number; rows: number[] } {
+  const rows = index.order;
+  const total = to - from;
+  const at = (k: number) => rows[descending ? to - 1 - k : from + k]!;
+  const page: number[] = [];
+  if (checks.length === 0) {
+    for (let k = offset; k < Math.min(offset + limit, total); k++) page.push(at(k));
+    return { count: total, rows: page };
+  }
+  let count = 0;
+  for (let k = 0; k < total; k++) {
+    const row = at(k);
+    if (!passes(checks, row)) continue;
+    if (count >= offset && count < offset + limit) page.push(row);
+    count++;
+    if (pageOnly && page.length === limit) break;
+  }
+  return { count, rows: page };
 }
 

@@ -8,7 +8,7 @@ import type { ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
 import type { TableDef } from '../readmodel/model.js';
 import type { JsonView } from '../resources/json.js';
-import type { Identified, NumericKey } from '../readmodel/sorted-index.js';
+import type { Identified } from '../readmodel/sorted-index.js';
 
 interface ParamBase {
   /** The canonical name, as in SPEC.md. */
@@ -33,16 +33,15 @@ export interface RangeParam<R> extends ParamBase {
    */
   readonly type: 'timestamp' | 'date' | 'time' | 'integer';
   readonly range: boolean;
-  readonly column: NumericKey<R>;
-  /** An index whose leading key is this column. */
-  readonly index?: string;
+  /** The table column it filters (any index led by that column serves it). */
+  readonly column: string;
 }
 
 /** One of a fixed set of values of a numeric column (e.g. an opportunity status). */
 export interface ChoiceParam<R> extends ParamBase {
   readonly type: 'choice';
   readonly choices: readonly number[];
-  readonly column: NumericKey<R>;
+  readonly column: string;
 }
 
 export interface BooleanParam<R> extends ParamBase {

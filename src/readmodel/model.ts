@@ -7,11 +7,9 @@ import type { Change } from '../../projections/projection.js';
 import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
-import type { IndexDef } from './sorted-index.js';
-import { Table } from './table.js';
+import { Table, type TableSchema } from './table.js';
 
-export interface TableDef<R> {
-  readonly indexes: readonly IndexDef<R>[];
+export interface TableDef<R> extends TableSchema<R> {
   /** Whether a record appears in lists and searches (default: always). */
   readonly include?: (record: R) => boolean;
 }
@@ -74,7 +72,7 @@ export class ReadModel implements JsonView {
     const tableKey = `${kind}:${institutionOf(kind, owner)}`;
     let table = this.tables.get(tableKey);
     if (!table) {
-      table = new Table<AnyRecord>(def.indexes);
+      table = new Table<AnyRecord>(def);
       this.tables.set(tableKey, table);
     }
     const visible = record !== null && (def.include?.(record) ?? true) ? record : null;

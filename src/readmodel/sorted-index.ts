@@ -1,9 +1,11 @@
 /**
- * A sorted index over records: an array ordered by a tuple of numeric keys
- * with the record id as the last tie-breaker, so every order is total and
- * pages never overlap. Binary search gives the bounds of a range on the
- * leading key, and positions in the array are ranks: a page is a slice and
- * a count is the difference of two bounds.
+ * A sorted index over the rows of a table: a typed array of row numbers
+ * ordered by a tuple of numeric columns, with the record id as the last
+ * tie-breaker, so every order is total and pages never overlap. Binary
+ * search on the leading column gives the bounds of a range, and positions
+ * are ranks: a page is a slice and a count is the difference of two bounds.
+ * Comparisons read the table's column arrays, never the records, except
+ * for ids on full ties.
  */
 
 export interface Identified {
@@ -12,135 +14,142 @@ export interface Identified {
 
 export type NumericKey<R> = (record: R) => number;
 
-export interface IndexDef<R> {
-  readonly name: string;
-  /** Sort keys, most significant first; the id breaks the remaining ties. */
-  readonly keys: readonly NumericKey<R>[];
+/** What an index reads: the table's columns (arrays indexed by row) and record ids. */
+export interface RowSource {
+  column(name: string): Float64Array;
+  idOf(row: number): string;
 }
 
-export type Comparator<R> = (a: R, b: R) => number;
+export interface IndexDef {
+  readonly name: string;
+  /** Column names, most significant first; the id breaks the remaining ties. */
+  readonly keys: readonly string[];
+}
+
+export type RowComparator = (a: number, b: number) => number;
 
 /** Up to this many changes are spliced into an index one by one; more are merged. */
 const SPLICE_LIMIT = 32;
 
-export function comparatorOf<R extends Identified>(keys: readonly NumericKey<R>[]): Comparator<R> {
-  return (a, b) => {
-    for (const key of keys) {
-      const d = key(a) - key(b);
-      if (d !== 0) return d;
-    }
-    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
-  };
-}
+export class SortedIndex {
+  private rows = new Uint32Array(16);
+  private length = 0;
 
-export class SortedIndex<R extends Identified> {
-  readonly compare: Comparator<R>;
-  readonly leading: NumericKey<R>;
-  private items: R[] = [];
-
-  constructor(readonly def: IndexDef<R>) {
+  constructor(
+    readonly def: IndexDef,
+    private readonly source: RowSource,
+  ) {
     if (def.keys.length === 0) throw new Error(`index ${def.name} needs at least one key`);
-    this.compare = comparatorOf(def.keys);
-    this.leading = def.keys[0]!;
   }
 
   get size(): number {
-    return this.items.length;
+    return this.length;
   }
 
-  /** The records in index order. Read-only: the index owns the array. */
-  get all(): readonly R[] {
-    return this.items;
+  /** The row numbers in index order, valid until the next update; read only [0, size). */
+  get order(): Uint32Array {
+    return this.rows;
   }
 
-  /**
-   * Remove the records of `removed` (the very objects the index holds) and
-   * add `added`. A few changes are spliced in place; more are sorted on
-   * their own and merged with the rest in one pass.
-   */
-  update(removed: ReadonlySet<R>, added: R[]): void {
-    if (removed.size + added.length <= SPLICE_LIMIT) {
-      for (const record of removed) this.delete(record);
-      for (const record of added) this.insert(record);
-      return;
-    }
-    added = this.sorted(added);
-    const old = this.items;
-    const merged: R[] = new Array(old.length - removed.size + added.length);
-    let i = 0;
-    let j = 0;
-    let k = 0;
-    while (i < old.length || j < added.length) {
-      if (i < old.length && removed.has(old[i]!)) {
-        i++;
-        continue;
-      }
-      if (j >= added.length || (i < old.length && this.compare(old[i]!, added[j]!) < 0)) merged[k++] = old[i++]!;
-      else merged[k++] = added[j++]!;
-    }
-    merged.length = k;
-    this.items = merged;
+  /** The column the index is sorted by first. */
+  get leading(): string {
+    return this.def.keys[0]!;
   }
 
-  /**
-   * The records in index order. Sorting many records compares their keys
-   * from typed arrays filled once, so the key functions run n times per key
-   * instead of on every comparison.
-   */
-  private sorted(records: R[]): R[] {
-    const n = records.length;
-    if (n < 64) return records.sort(this.compare);
-    const columns = this.def.keys.map((key) => {
-      const column = new Float64Array(n);
-      for (let i = 0; i < n; i++) column[i] = key(records[i]!);
-      return column;
-    });
-    const order = new Uint32Array(n);
-    for (let i = 0; i < n; i++) order[i] = i;
-    order.sort((a, b) => {
+  /** Index order as a comparison of rows. */
+  comparator(): RowComparator {
+    const columns = this.def.keys.map((key) => this.source.column(key));
+    const source = this.source;
+    return (a, b) => {
       for (let c = 0; c < columns.length; c++) {
         const d = columns[c]![a]! - columns[c]![b]!;
         if (d !== 0) return d;
       }
-      const x = records[a]!.id;
-      const y = records[b]!.id;
+      const x = source.idOf(a);
+      const y = source.idOf(b);
       return x < y ? -1 : x > y ? 1 : 0;
-    });
-    const out = new Array<R>(n);
-    for (let i = 0; i < n; i++) out[i] = records[order[i]!]!;
-    return out;
+    };
   }
 
-  private insert(record: R): void {
-    this.items.splice(this.position(record), 0, record);
-  }
-
-  private delete(record: R): void {
-    const at = this.position(record);
-    if (this.items[at] === record) this.items.splice(at, 1);
-  }
-
-  /** First position whose record is not before `record`. */
-  private position(record: R): number {
-    let lo = 0;
-    let hi = this.items.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (this.compare(this.items[mid]!, record) < 0) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
-  }
-
-  /** First position whose leading key is ≥ `value`. */
+  /** First position whose leading column is ≥ `value`. */
   lowerBound(value: number): number {
+    const lead = this.source.column(this.leading);
+    const rows = this.rows;
     let lo = 0;
-    let hi = this.items.length;
+    let hi = this.length;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (this.leading(this.items[mid]!) < value) lo = mid + 1;
+      if (lead[rows[mid]!]! < value) lo = mid + 1;
       else hi = mid;
     }
     return lo;
   }
+
+  /**
+   * Remove the rows of `removed` and add the rows of `added`. A few changes
+   * are spliced in place; more are sorted on their own and merged with the
+   * rest in one pass.
+   */
+  update(removed: ReadonlySet<number>, added: readonly number[]): void {
+    const compare = this.comparator();
+    if (removed.size + added.length <= SPLICE_LIMIT) {
+      for (const row of removed) this.remove(row, compare);
+      for (const row of added) this.insert(row, compare);
+      return;
+    }
+    const fresh = Uint32Array.from(added).sort(compare);
+    const old = this.rows;
+    const oldLength = this.length;
+    const merged = new Uint32Array(capacityFor(oldLength - removed.size + fresh.length));
+    let i = 0;
+    let j = 0;
+    let k = 0;
+    while (i < oldLength || j < fresh.length) {
+      if (i < oldLength && removed.has(old[i]!)) {
+        i++;
+        continue;
+      }
+      if (j >= fresh.length || (i < oldLength && compare(old[i]!, fresh[j]!) < 0)) merged[k++] = old[i++]!;
+      else merged[k++] = fresh[j++]!;
+    }
+    this.rows = merged;
+    this.length = k;
+  }
+
+  /** First position whose row is not before `row`. */
+  private position(row: number, compare: RowComparator): number {
+    let lo = 0;
+    let hi = this.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (compare(this.rows[mid]!, row) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  private insert(row: number, compare: RowComparator): void {
+    if (this.length === this.rows.length) {
+      const grown = new Uint32Array(capacityFor(this.length + 1));
+      grown.set(this.rows);
+      this.rows = grown;
+    }
+    const at = this.position(row, compare);
+    this.rows.copyWithin(at + 1, at, this.length);
+    this.rows[at] = row;
+    this.length++;
+  }
+
+  private remove(row: number, compare: RowComparator): void {
+    const at = this.position(row, compare);
+    if (at < this.length && this.rows[at] === row) {
+      this.rows.copyWithin(at, at + 1, this.length);
+      this.length--;
+    }
+  }
+}
+
+/** Room for `n` and some growth. */
+export function capacityFor(n: number): number {
+  return Math.max(16, Math.ceil(n * 1.25));
 }

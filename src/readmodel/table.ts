@@ -1,58 +1,136 @@
 /**
- * The records of one kind for one institution, with their sorted indexes.
- * Changes land in the record map at once (projections read it); the indexes
- * catch up at `flush`, when they are next read (or once the projector has
- * caught up), all pending changes at once.
+ * The records of one kind for one institution, held by row: the records
+ * themselves, their numeric columns in typed arrays (what searches filter
+ * and sort on), and sorted indexes of rows over those columns.
+ *
+ * A row is one version of a record and never changes: a replaced record
+ * gets a new row, and the old row keeps its values until the indexes have
+ * let go of it. Changes land in the record lookup at once (projections
+ * read it); the indexes catch up at `flush`, all pending changes at once,
+ * when an index is next read or the projector has caught up.
  */
-import { type IndexDef, type Identified, SortedIndex } from './sorted-index.js';
+import { capacityFor, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
-export class Table<R extends Identified> {
-  private readonly records = new Map<string, R>();
-  private readonly indexes = new Map<string, SortedIndex<R>>();
-  /** Records changed since the last flush, with what the indexes hold for them. */
-  private readonly pending = new Map<string, R | undefined>();
+export interface TableSchema<R> {
+  /** Numeric columns by name, computed once per record version. */
+  readonly columns: Readonly<Record<string, NumericKey<R>>>;
+  readonly indexes: readonly IndexDef[];
+}
 
-  constructor(defs: readonly IndexDef<R>[]) {
-    for (const def of defs) this.indexes.set(def.name, new SortedIndex(def));
+export class Table<R extends Identified> implements RowSource {
+  private records: (R | undefined)[] = [];
+  private readonly rowOfId = new Map<string, number>();
+  private readonly freeRows: number[] = [];
+  private readonly columnKeys: Array<[string, NumericKey<R>]>;
+  private readonly columns = new Map<string, Float64Array>();
+  private capacity = 16;
+  private readonly indexes = new Map<string, SortedIndex>();
+  /** Rows not yet in the indexes. */
+  private readonly added = new Set<number>();
+  /** Rows in the indexes whose record has since been replaced or deleted. */
+  private readonly removed = new Set<number>();
+
+  constructor(schema: TableSchema<R>) {
+    this.columnKeys = Object.entries(schema.columns);
+    for (const [name] of this.columnKeys) this.columns.set(name, new Float64Array(this.capacity));
+    for (const def of schema.indexes) {
+      for (const key of def.keys) if (!this.columns.has(key)) throw new Error(`index ${def.name}: no column ${key}`);
+      this.indexes.set(def.name, new SortedIndex(def, this));
+    }
   }
 
   get size(): number {
-    return this.records.size;
+    return this.rowOfId.size;
   }
 
   get(id: string): R | undefined {
-    return this.records.get(id);
+    const row = this.rowOfId.get(id);
+    return row === undefined ? undefined : this.records[row];
+  }
+
+  /** The row of the current version of a record. */
+  rowOf(id: string): number | undefined {
+    return this.rowOfId.get(id);
+  }
+
+  record(row: number): R {
+    return this.records[row]!;
+  }
+
+  idOf(row: number): string {
+    return this.records[row]!.id;
+  }
+
+  /** A column's values by row (the array is replaced when the table grows: do not keep it). */
+  column(name: string): Float64Array {
+    const column = this.columns.get(name);
+    if (!column) throw new Error(`no column ${name}`);
+    return column;
+  }
+
+  hasColumn(name: string): boolean {
+    return this.columns.has(name);
   }
 
   /** Insert, replace (same id) or, with `null`, delete a record. */
   set(id: string, record: R | null): void {
-    if (!this.pending.has(id)) this.pending.set(id, this.records.get(id));
-    if (record === null) this.records.delete(id);
-    else this.records.set(id, record);
+    const old = this.rowOfId.get(id);
+    if (old !== undefined) {
+      this.rowOfId.delete(id);
+      if (this.added.delete(old)) this.release(old);
+      else this.removed.add(old);
+    }
+    if (record === null) return;
+    const row = this.allocate();
+    this.records[row] = record;
+    for (const [name, key] of this.columnKeys) this.columns.get(name)![row] = key(record);
+    this.rowOfId.set(id, row);
+    this.added.add(row);
   }
 
   /** An index, up to date. */
-  index(name: string): SortedIndex<R> {
+  index(name: string): SortedIndex {
     this.flush();
     const index = this.indexes.get(name);
     if (!index) throw new Error(`no index ${name}`);
     return index;
   }
 
-  hasIndex(name: string): boolean {
-    return this.indexes.has(name);
+  /** An index sorted first by this column (the preferred one if it is), up to date. */
+  indexLedBy(column: string, preferred?: SortedIndex): SortedIndex | undefined {
+    this.flush();
+    if (preferred?.leading === column) return preferred;
+    for (const index of this.indexes.values()) if (index.leading === column) return index;
+    return undefined;
   }
 
   flush(): void {
-    if (this.pending.size === 0) return;
-    const removed = new Set<R>();
-    const added: R[] = [];
-    for (const [id, before] of this.pending) {
-      if (before !== undefined) removed.add(before);
-      const after = this.records.get(id);
-      if (after !== undefined) added.push(after);
+    if (this.added.size === 0 && this.removed.size === 0) return;
+    const added = [...this.added];
+    for (const index of this.indexes.values()) index.update(this.removed, added);
+    for (const row of this.removed) this.release(row);
+    this.added.clear();
+    this.removed.clear();
+  }
+
+  private allocate(): number {
+    const free = this.freeRows.pop();
+    if (free !== undefined) return free;
+    const row = this.records.length;
+    if (row >= this.capacity) {
+      this.capacity = capacityFor(row + 1) * 2;
+      for (const [name, old] of this.columns) {
+        const grown = new Float64Array(this.capacity);
+        grown.set(old);
+        this.columns.set(name, grown);
+      }
     }
-    for (const index of this.indexes.values()) index.update(removed, [...added]);
-    this.pending.clear();
+    this.records.push(undefined);
+    return row;
+  }
+
+  private release(row: number): void {
+    this.records[row] = undefined;
+    this.freeRows.push(row);
   }
 }

@@ -46,13 +46,14 @@ const categoryOf = (o: OpportunityRecord, view: ReadView) => view.get('category'
 export const opportunities: ResourceDef<'opportunity'> = {
   kind: 'opportunity',
   path: 'opportunities',
-  indexes: [{ name: 'created', keys: [(o) => o.created_at] }],
+  columns: { created: (o) => o.created_at, status: (o) => o.status },
+  indexes: [{ name: 'created', keys: ['created'] }],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (o) => o.id },
     { name: 'title', type: 'text', value: (o) => o.title },
     { name: 'description', type: 'text', value: (o) => o.description },
-    { name: 'status', type: 'choice', choices: [0, 1, 2], column: (o) => o.status },
-    { name: 'created_at', type: 'timestamp', range: true, column: (o) => o.created_at, index: 'created' },
+    { name: 'status', type: 'choice', choices: [0, 1, 2], column: 'status' },
+    { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'category.id', aliases: ['category_id'], type: 'uuid', value: (o) => o.category_id },
     {
       name: 'category.title',

@@ -30,38 +30,41 @@ const asResult = new FragmentCache<ShiftRecord, Buffer>({
   build: (shift, view) => bytes(shiftJson(shift, view)),
 });
 
-const start = (s: ShiftRecord) => s.shift_start_at;
-const created = (s: ShiftRecord) => s.created_at;
-const end = (s: ShiftRecord) => s.shift_end_at;
-const startTime = (s: ShiftRecord) => timeOfDay(s.shift_start_at);
-const endTime = (s: ShiftRecord) => timeOfDay(s.shift_end_at);
 const opportunityOf = (s: ShiftRecord, view: ReadView) => view.get('opportunity', s.opportunity_id);
 
 export const shifts: ResourceDef<'shift'> = {
   kind: 'shift',
   path: 'shifts',
   include: (s) => !s.removed,
+  columns: {
+    start: (s) => s.shift_start_at,
+    created: (s) => s.created_at,
+    end: (s) => s.shift_end_at,
+    spots: (s) => s.spots,
+    start_time: (s) => timeOfDay(s.shift_start_at),
+    end_time: (s) => timeOfDay(s.shift_end_at),
+  },
   // Each index sorts by its column, then by the default order (start, created, id).
   indexes: [
-    { name: 'start', keys: [start, created] },
-    { name: 'created', keys: [created, start] },
-    { name: 'end', keys: [end, start, created] },
-    { name: 'spots', keys: [(s) => s.spots, start, created] },
-    { name: 'start_time', keys: [startTime, start, created] },
-    { name: 'end_time', keys: [endTime, start, created] },
+    { name: 'start', keys: ['start', 'created'] },
+    { name: 'created', keys: ['created', 'start'] },
+    { name: 'end', keys: ['end', 'start', 'created'] },
+    { name: 'spots', keys: ['spots', 'start', 'created'] },
+    { name: 'start_time', keys: ['start_time', 'start', 'created'] },
+    { name: 'end_time', keys: ['end_time', 'start', 'created'] },
   ],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
     { name: 'title', aliases: ['shift_title'], type: 'text', value: (s) => s.title },
     { name: 'description', aliases: ['shift_description'], type: 'text', value: (s) => s.description },
-    { name: 'created_at', type: 'timestamp', range: true, column: created, index: 'created' },
-    { name: 'created_date', aliases: ['created_on'], type: 'date', range: true, column: created, index: 'created' },
-    { name: 'shift_date', aliases: ['date'], type: 'date', range: true, column: start, index: 'start' },
-    { name: 'shift_start_at', type: 'timestamp', range: true, column: start, index: 'start' },
-    { name: 'shift_start_time', aliases: ['start_time'], type: 'time', range: true, column: startTime, index: 'start_time' },
-    { name: 'shift_end_at', type: 'timestamp', range: true, column: end, index: 'end' },
-    { name: 'shift_end_time', aliases: ['end_time'], type: 'time', range: true, column: endTime, index: 'end_time' },
-    { name: 'spots', type: 'integer', range: true, column: (s) => s.spots, index: 'spots' },
+    { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
+    { name: 'created_date', aliases: ['created_on'], type: 'date', range: true, column: 'created' },
+    { name: 'shift_date', aliases: ['date'], type: 'date', range: true, column: 'start' },
+    { name: 'shift_start_at', type: 'timestamp', range: true, column: 'start' },
+    { name: 'shift_start_time', aliases: ['start_time'], type: 'time', range: true, column: 'start_time' },
+    { name: 'shift_end_at', type: 'timestamp', range: true, column: 'end' },
+    { name: 'shift_end_time', aliases: ['end_time'], type: 'time', range: true, column: 'end_time' },
+    { name: 'spots', type: 'integer', range: true, column: 'spots' },
     { name: 'opportunity.id', aliases: ['opportunity_id'], type: 'uuid', value: (s) => s.opportunity_id },
     {
       name: 'opportunity.title',
