@@ -69,6 +69,10 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
         if (param.primaryKey) {
           if (p.id !== undefined && p.id !== wanted) p.predicates.push(() => false);
           p.id = wanted;
+        } else if (param.type === 'uuid') {
+          // Ids are kept in lower case (the event catalog normalizes them).
+          const get = param.value;
+          p.predicates.push((row) => get(table.record(row), view) === wanted);
         } else {
           const get = param.value;
           p.predicates.push((row) => get(table.record(row), view)?.toLowerCase() === wanted);
@@ -118,8 +122,8 @@ interface Span {
   readonly range?: Range;
 }
 
-/** A comparison in a sort costs about this many filter checks of a walk. */
-const SORT_COST_PER_COMPARISON = 2;
+/** A comparison in a sort (of integers, natively) costs about this many filter checks of a walk. */
+const SORT_COST_PER_COMPARISON = 0.5;
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -194,9 +198,15 @@ export function search<R extends Identified>(
     const page = scanInOrder(inOrder, ordering.descending, checksBesides(inOrder), offset, limit, true);
     return { count, items: records(page.rows) };
   }
-  const compare = order.comparator();
-  const sorted = Uint32Array.from(matches).sort(ordering.descending ? (a, b) => compare(b, a) : compare);
-  return { count, items: records(sorted.subarray(offset, offset + limit)) };
+  // Sorting the matches is sorting their positions in the order index.
+  const ranks = order.ranks();
+  const positions = new Uint32Array(matches.length);
+  for (let i = 0; i < matches.length; i++) positions[i] = ranks[matches[i]!]!;
+  positions.sort();
+  const page: number[] = [];
+  const end = Math.min(offset + limit, count);
+  for (let k = offset; k < end; k++) page.push(order.order[positions[ordering.descending ? count - 1 - k : k]!]!);
+  return { count, items: records(page) };
 }
 
 /** Matches collected for sorting, at most. */

@@ -34,6 +34,8 @@ const SPLICE_LIMIT = 32;
 export class SortedIndex {
   private rows = new Uint32Array(16);
   private length = 0;
+  /** Row → position, built when first asked for after a change. */
+  private positions: Uint32Array | undefined;
 
   constructor(
     readonly def: IndexDef,
@@ -49,6 +51,20 @@ export class SortedIndex {
   /** The row numbers in index order, valid until the next update; read only [0, size). */
   get order(): Uint32Array {
     return this.rows;
+  }
+
+  /**
+   * The position of every row in the index (by row number; rows not in the
+   * index read 0). Sorting rows by their positions is sorting integers.
+   */
+  ranks(): Uint32Array {
+    if (this.positions) return this.positions;
+    let maxRow = 0;
+    for (let k = 0; k < this.length; k++) if (this.rows[k]! > maxRow) maxRow = this.rows[k]!;
+    const positions = new Uint32Array(maxRow + 1);
+    for (let k = 0; k < this.length; k++) positions[this.rows[k]!] = k;
+    this.positions = positions;
+    return positions;
   }
 
   /** The column the index is sorted by first. */
@@ -91,6 +107,7 @@ export class SortedIndex {
    * rest in one pass.
    */
   update(removed: ReadonlySet<number>, added: readonly number[]): void {
+    this.positions = undefined;
     const compare = this.comparator();
     if (removed.size + added.length <= SPLICE_LIMIT) {
       for (const row of removed) this.remove(row, compare);
