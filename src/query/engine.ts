@@ -61,6 +61,17 @@ export function intervalOf(type: RangeParam<unknown>['type'] | 'choice', op: Ope
 function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<R>, view: ReadView): Plan {
   const p: Plan = { ranges: [], predicates: [], id: undefined };
   const byColumn = new Map<string, Range>();
+  const addRange = (column: string, lo: number, hi: number) => {
+    const range = byColumn.get(column);
+    if (range) {
+      range.lo = Math.max(range.lo, lo);
+      range.hi = Math.min(range.hi, hi);
+    } else {
+      const fresh: Range = { column, lo, hi };
+      byColumn.set(column, fresh);
+      p.ranges.push(fresh);
+    }
+  };
   for (const { param, op, value } of filters) {
     switch (param.type) {
       case 'text':
@@ -69,6 +80,10 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
         if (param.primaryKey) {
           if (p.id !== undefined && p.id !== wanted) p.predicates.push(() => false);
           p.id = wanted;
+        } else if (param.symbol !== undefined) {
+          // A comparison of codes: a range of one value on the symbol's column.
+          const code = table.code(param.symbol, wanted);
+          addRange(param.symbol, code ?? 0, code === undefined ? 0 : code + 1);
         } else if (param.type === 'uuid') {
           // Ids are kept in lower case (the event catalog normalizes them).
           const get = param.value;
@@ -86,15 +101,7 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
       }
       default: {
         const [lo, hi] = intervalOf(param.type, op, value as number);
-        const range = byColumn.get(param.column);
-        if (range) {
-          range.lo = Math.max(range.lo, lo);
-          range.hi = Math.min(range.hi, hi);
-        } else {
-          const fresh: Range = { column: param.column, lo, hi };
-          byColumn.set(param.column, fresh);
-          p.ranges.push(fresh);
-        }
+        addRange(param.column, lo, hi);
       }
     }
   }

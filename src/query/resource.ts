@@ -22,6 +22,12 @@ export interface MatchParam<R> extends ParamBase {
   readonly value: (record: R, view: ReadView) => string | null | undefined;
   /** The record's own id: answered by a lookup instead of a scan. */
   readonly primaryKey?: boolean;
+  /**
+   * A symbol column of the table holding the same value (exact match): the
+   * filter is then a comparison of codes. For values that are the same in
+   * every case, such as ids.
+   */
+  readonly symbol?: string;
 }
 
 /** A numeric column: exact match, or a range with the `.gt/.gte/.lt/.lte` suffixes. */

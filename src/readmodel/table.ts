@@ -14,6 +14,11 @@ import { capacityFor, type IndexDef, type Identified, type NumericKey, type RowS
 export interface TableSchema<R> {
   /** Numeric columns by name, computed once per record version. */
   readonly columns: Readonly<Record<string, NumericKey<R>>>;
+  /**
+   * String columns kept as numeric codes (one code per distinct value in
+   * the table), so that matching an id is comparing two numbers.
+   */
+  readonly symbols?: Readonly<Record<string, (record: R) => string | null>>;
   readonly indexes: readonly IndexDef[];
 }
 
@@ -22,6 +27,7 @@ export class Table<R extends Identified> implements RowSource {
   private readonly rowOfId = new Map<string, number>();
   private readonly freeRows: number[] = [];
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
+  private readonly dictionaries = new Map<string, Map<string, number>>();
   private readonly columns = new Map<string, Float64Array>();
   private capacity = 16;
   private readonly indexes = new Map<string, SortedIndex>();
@@ -32,6 +38,11 @@ export class Table<R extends Identified> implements RowSource {
 
   constructor(schema: TableSchema<R>) {
     this.columnKeys = Object.entries(schema.columns);
+    for (const [name, value] of Object.entries(schema.symbols ?? {})) {
+      const dictionary = new Map<string, number>();
+      this.dictionaries.set(name, dictionary);
+      this.columnKeys.push([name, (record) => this.encode(dictionary, value(record))]);
+    }
     for (const [name] of this.columnKeys) this.columns.set(name, new Float64Array(this.capacity));
     for (const def of schema.indexes) {
       for (const key of def.keys) if (!this.columns.has(key)) throw new Error(`index ${def.name}: no column ${key}`);
@@ -68,8 +79,22 @@ export class Table<R extends Identified> implements RowSource {
     return column;
   }
 
-  hasColumn(name: string): boolean {
-    return this.columns.has(name);
+  /** The code of a value in a symbol column; undefined when no record ever had it. */
+  code(symbol: string, value: string): number | undefined {
+    const dictionary = this.dictionaries.get(symbol);
+    if (!dictionary) throw new Error(`no symbol column ${symbol}`);
+    return dictionary.get(value);
+  }
+
+  /** Codes are never reused: a value keeps its code while the table lives. */
+  private encode(dictionary: Map<string, number>, value: string | null): number {
+    if (value === null) return -1;
+    let code = dictionary.get(value);
+    if (code === undefined) {
+      code = dictionary.size;
+      dictionary.set(value, code);
+    }
+    return code;
   }
 
   /** Insert, replace (same id) or, with `null`, delete a record. */

@@ -47,6 +47,7 @@ export const opportunities: ResourceDef<'opportunity'> = {
   kind: 'opportunity',
   path: 'opportunities',
   columns: { created: (o) => o.created_at, status: (o) => o.status },
+  symbols: { category: (o) => o.category_id },
   indexes: [{ name: 'created', keys: ['created'] }],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (o) => o.id },
@@ -54,7 +55,7 @@ export const opportunities: ResourceDef<'opportunity'> = {
     { name: 'description', type: 'text', value: (o) => o.description },
     { name: 'status', type: 'choice', choices: [0, 1, 2], column: 'status' },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
-    { name: 'category.id', aliases: ['category_id'], type: 'uuid', value: (o) => o.category_id },
+    { name: 'category.id', aliases: ['category_id'], type: 'uuid', value: (o) => o.category_id, symbol: 'category' },
     {
       name: 'category.title',
       aliases: ['category_title'],

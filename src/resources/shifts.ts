@@ -44,6 +44,7 @@ export const shifts: ResourceDef<'shift'> = {
     start_time: (s) => timeOfDay(s.shift_start_at),
     end_time: (s) => timeOfDay(s.shift_end_at),
   },
+  symbols: { opportunity: (s) => s.opportunity_id },
   // Each index sorts by its column, then by the default order (start, created, id).
   indexes: [
     { name: 'start', keys: ['start', 'created'] },
@@ -65,7 +66,13 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'shift_end_at', type: 'timestamp', range: true, column: 'end' },
     { name: 'shift_end_time', aliases: ['end_time'], type: 'time', range: true, column: 'end_time' },
     { name: 'spots', type: 'integer', range: true, column: 'spots' },
-    { name: 'opportunity.id', aliases: ['opportunity_id'], type: 'uuid', value: (s) => s.opportunity_id },
+    {
+      name: 'opportunity.id',
+      aliases: ['opportunity_id'],
+      type: 'uuid',
+      value: (s) => s.opportunity_id,
+      symbol: 'opportunity',
+    },
     {
       name: 'opportunity.title',
       aliases: ['opportunity_title'],
