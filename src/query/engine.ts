@@ -21,9 +21,10 @@ import { MICROS_PER_DAY } from '../time.js';
 import type { OrderingDef, RangeParam } from './resource.js';
 import type { Filter, Operator, SearchQuery } from './schema.js';
 
-export interface SearchResult<R> {
+/** How many records match, and the rows of the page asked for, in order. */
+export interface SearchResult {
   readonly count: number;
-  readonly items: readonly R[];
+  readonly rows: readonly number[];
 }
 
 interface Range {
@@ -138,18 +139,17 @@ export function search<R extends Identified>(
   offset: number,
   limit: number,
   view: ReadView,
-): SearchResult<R> {
-  if (!table) return { count: 0, items: [] };
+): SearchResult {
+  if (!table) return { count: 0, rows: [] };
   const { ranges, predicates, id } = plan(query.filters, table, view);
-  if (ranges.some((r) => r.lo >= r.hi)) return { count: 0, items: [] };
+  if (ranges.some((r) => r.lo >= r.hi)) return { count: 0, rows: [] };
   const { ordering } = query;
   const order = table.index(ordering.index);
-  const records = (rows: ArrayLike<number>) => Array.from(rows, (row) => table.record(row));
 
   if (id !== undefined) {
     const row = table.rowOf(id);
     const hit = row !== undefined && passes([...ranges.map((r) => inRange(table, r)), ...predicates], row);
-    return { count: hit ? 1 : 0, items: hit && offset === 0 ? [table.record(row)] : [] };
+    return { count: hit ? 1 : 0, rows: hit && offset === 0 ? [row] : [] };
   }
 
   // Bound every range on a column that leads an index. A range that spans
@@ -179,8 +179,7 @@ export function search<R extends Identified>(
     ...predicates,
   ];
   if (chosen === inOrder || continuesInOrder(table, chosen, order)) {
-    const page = scanInOrder(chosen, ordering.descending, checksBesides(chosen), offset, limit);
-    return { count: page.count, items: records(page.rows) };
+    return scanInOrder(chosen, ordering.descending, checksBesides(chosen), offset, limit);
   }
 
   // Scan the narrowest range: the count, and the matches while they are few
@@ -195,15 +194,14 @@ export function search<R extends Identified>(
     if (count < MAX_SORTED) matches.push(row);
     count++;
   }
-  if (offset >= count) return { count, items: [] };
+  if (offset >= count) return { count, rows: [] };
   // ...then take the page by sorting the matches or by walking the order
   // index until the page is full, whichever touches fewer rows.
   const wanted = Math.min(offset + limit, count);
   const sortCost = count <= MAX_SORTED ? count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON : Infinity;
   const walkCost = (wanted * (inOrder.to - inOrder.from)) / count;
   if (walkCost < sortCost) {
-    const page = scanInOrder(inOrder, ordering.descending, checksBesides(inOrder), offset, limit, true);
-    return { count, items: records(page.rows) };
+    return { count, rows: scanInOrder(inOrder, ordering.descending, checksBesides(inOrder), offset, limit, true).rows };
   }
   // Sorting the matches is sorting their positions in the order index.
   const ranks = order.ranks();
@@ -213,7 +211,7 @@ export function search<R extends Identified>(
   const page: number[] = [];
   const end = Math.min(offset + limit, count);
   for (let k = offset; k < end; k++) page.push(order.order[positions[ordering.descending ? count - 1 - k : k]!]!);
-  return { count, items: records(page) };
+  return { count, rows: page };
 }
 
 /** Matches collected for sorting, at most. */
@@ -247,7 +245,7 @@ function scanInOrder(
   offset: number,
   limit: number,
   pageOnly = false,
-): { count: number; rows: number[] } {
+): SearchResult {
   const rows = index.order;
   const total = to - from;
   const at = (k: number) => rows[descending ? to - 1 - k : from + k]!;

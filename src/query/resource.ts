@@ -69,8 +69,10 @@ export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> 
   readonly params: readonly ParamDef<R>[];
   readonly orderings: Readonly<Record<string, OrderingDef>>;
   readonly defaultOrdering: OrderingDef;
-  /** The record as the API shows it, in UTF-8 JSON. */
-  readonly serialize: (record: R, view: JsonView) => Buffer;
+  /** The record as the API shows it at the top level, as JSON text. */
+  readonly json: (record: R, view: JsonView) => string;
+  /** The kinds of the other records that JSON shows (a change to one remakes it). */
+  readonly nests: readonly Kind[];
 }
 
 export type AnyResourceDef = { [K in Kind]: ResourceDef<K> }[Kind];

@@ -28,6 +28,7 @@ export class ReadModel implements JsonView {
   private readonly dirty = new Set<Table<AnyRecord>>();
   private readonly keysByHash = new Map<string, ApiKeyRecord>();
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
+  private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
 
   constructor(private readonly defs: TableDefs) {}
 
@@ -35,9 +36,10 @@ export class ReadModel implements JsonView {
     return this.maps[kind].get(id);
   }
 
-  /** Moves on every change of a record of this kind (cached JSON checks it). */
-  revision(kind: Kind): number {
-    return this.revisions[kind];
+  /** Moves on every change of a record of this kind (of one institution, if given): cached JSON checks it. */
+  revision(kind: Kind, institutionId?: string): number {
+    if (institutionId === undefined) return this.revisions[kind];
+    return this.revisionsByInstitution.get(institutionId)?.[kind] ?? 0;
   }
 
   count(kind: Kind): number {
@@ -63,11 +65,20 @@ export class ReadModel implements JsonView {
     if (record === null) map.delete(id);
     else map.set(id, record);
     this.revisions[kind] += 1;
+    const owner = record ?? before;
+    if (owner) {
+      const institution = institutionOf(kind, owner);
+      let counts = this.revisionsByInstitution.get(institution);
+      if (!counts) {
+        counts = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
+        this.revisionsByInstitution.set(institution, counts);
+      }
+      counts[kind] += 1;
+    }
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
 
     const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
-    const owner = record ?? before;
     if (!def || !owner) return;
     const tableKey = `${kind}:${institutionOf(kind, owner)}`;
     let table = this.tables.get(tableKey);

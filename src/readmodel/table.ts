@@ -24,6 +24,9 @@ export interface TableSchema<R> {
 
 export class Table<R extends Identified> implements RowSource {
   private records: (R | undefined)[] = [];
+  /** Per row: the record's JSON as responses show it, and the stamp it was made at. */
+  private fragments: (Buffer | undefined)[] = [];
+  private fragmentStamps = new Float64Array(16);
   private readonly rowOfId = new Map<string, number>();
   private readonly freeRows: number[] = [];
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
@@ -70,6 +73,21 @@ export class Table<R extends Identified> implements RowSource {
 
   idOf(row: number): string {
     return this.records[row]!.id;
+  }
+
+  /**
+   * The JSON of a row's record, made by `build` unless it was already made
+   * at this stamp (a number that moves whenever anything the JSON shows
+   * besides the record itself may have changed). A row never changes, so
+   * the fragment lives as long as the row.
+   */
+  fragment(row: number, stamp: number, build: (record: R) => Buffer): Buffer {
+    const cached = this.fragments[row];
+    if (cached !== undefined && this.fragmentStamps[row] === stamp) return cached;
+    const made = build(this.records[row]!);
+    this.fragments[row] = made;
+    this.fragmentStamps[row] = stamp;
+    return made;
   }
 
   /** A column's values by row (the array is replaced when the table grows: do not keep it). */
@@ -149,13 +167,18 @@ export class Table<R extends Identified> implements RowSource {
         grown.set(old);
         this.columns.set(name, grown);
       }
+      const stamps = new Float64Array(this.capacity);
+      stamps.set(this.fragmentStamps);
+      this.fragmentStamps = stamps;
     }
     this.records.push(undefined);
+    this.fragments.push(undefined);
     return row;
   }
 
   private release(row: number): void {
     this.records[row] = undefined;
+    this.fragments[row] = undefined;
     this.freeRows.push(row);
   }
 }

@@ -13,9 +13,16 @@ import { formatTimestamp } from '../time.js';
 export const str = (value: string | null): string => JSON.stringify(value);
 export const ts = (micros: number | null): string => (micros === null ? 'null' : `"${formatTimestamp(micros)}"`);
 
-/** What serializers read: records, and a counter per kind that moves on every change of that kind. */
+/** What serializers read: records, and a counter per kind (and institution) that moves on every change. */
 export interface JsonView extends ReadView {
-  revision(kind: Kind): number;
+  revision(kind: Kind, institutionId?: string): number;
+}
+
+/** A number that moves whenever a record of one of these kinds of an institution changes. */
+export function stampOf(view: JsonView, kinds: readonly Kind[], institutionId: string): number {
+  let stamp = 0;
+  for (const kind of kinds) stamp += view.revision(kind, institutionId);
+  return stamp;
 }
 
 interface Entry<V> {

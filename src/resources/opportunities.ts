@@ -2,7 +2,7 @@
 import type { ReadView } from '../../projections/projection.js';
 import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
-import { bytes, FragmentCache, type JsonView, str, ts } from './json.js';
+import { FragmentCache, type JsonView, str, ts } from './json.js';
 
 export function categoryJson(category: CategoryRecord | undefined): string {
   if (!category) return 'null';
@@ -35,12 +35,6 @@ const withCreatedAt = new FragmentCache<OpportunityRecord, string>({
 export const opportunityJson = (opportunity: OpportunityRecord, view: JsonView): string =>
   withCreatedAt.get(opportunity, view);
 
-const asResult = new FragmentCache<OpportunityRecord, Buffer>({
-  nests,
-  deps,
-  build: (opportunity, view) => bytes(withCreatedAt.get(opportunity, view)),
-});
-
 const categoryOf = (o: OpportunityRecord, view: ReadView) => view.get('category', o.category_id);
 
 export const opportunities: ResourceDef<'opportunity'> = {
@@ -68,5 +62,6 @@ export const opportunities: ResourceDef<'opportunity'> = {
     '-created_at': { index: 'created', descending: true },
   },
   defaultOrdering: { index: 'created', descending: false },
-  serialize: (opportunity, view) => asResult.get(opportunity, view),
+  json: opportunityJson,
+  nests: ['category', 'institution'],
 };

@@ -3,7 +3,7 @@ import type { ReadView } from '../../projections/projection.js';
 import type { ShiftRecord } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
-import { bytes, FragmentCache, type JsonView, str, ts } from './json.js';
+import { type JsonView, str, ts } from './json.js';
 import { opportunityJson } from './opportunities.js';
 
 function shiftJson(shift: ShiftRecord, view: JsonView): string {
@@ -20,15 +20,6 @@ function shiftJson(shift: ShiftRecord, view: JsonView): string {
     `"title":${str(shift.title)},"description":${str(shift.description)}}`
   );
 }
-
-const asResult = new FragmentCache<ShiftRecord, Buffer>({
-  nests: ['opportunity', 'category', 'institution'],
-  deps: (shift, view) => {
-    const opportunity = view.get('opportunity', shift.opportunity_id);
-    return [opportunity, opportunity && view.get('category', opportunity.category_id), view.get('institution', shift.institution_id)];
-  },
-  build: (shift, view) => bytes(shiftJson(shift, view)),
-});
 
 const opportunityOf = (s: ShiftRecord, view: ReadView) => view.get('opportunity', s.opportunity_id);
 
@@ -106,5 +97,6 @@ export const shifts: ResourceDef<'shift'> = {
     '-spots': { index: 'spots', descending: true },
   },
   defaultOrdering: { index: 'start', descending: false },
-  serialize: (shift, view) => asResult.get(shift, view),
+  json: shiftJson,
+  nests: ['opportunity', 'category', 'institution'],
 };

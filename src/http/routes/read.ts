@@ -3,14 +3,16 @@
  * retrieve and (for searchable resources) search. Handlers only parse, call
  * the read model and send the serialized JSON.
  */
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Kind } from '../../../projections/records.js';
+import type { Kind, Records } from '../../../projections/records.js';
 import { search } from '../../query/engine.js';
 import type { ResourceDef } from '../../query/resource.js';
-import { pagingSchema, searchSchema } from '../../query/schema.js';
+import { type Paging, pagingSchema, type SearchQuery, searchSchema } from '../../query/schema.js';
 import type { ReadModel } from '../../readmodel/model.js';
+import type { Table } from '../../readmodel/table.js';
+import { stampOf } from '../../resources/json.js';
 import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
 import type { ResponseBuffers } from '../response-buffers.js';
@@ -34,32 +36,38 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
     const app = parent.withTypeProvider<ZodTypeProvider>();
     const base = `/${def.path}`;
 
-    app.get(`${base}/`, { schema: { querystring: pagingSchema } }, async (request, reply) => {
-      const paging = request.query;
+    /** The JSON of the page's rows, each made once per version of its record and of what it nests. */
+    const fragments = (table: Table<Records[K]>, rows: readonly number[], institutionId: string) => {
+      const stamp = stampOf(model, def.nests, institutionId);
+      const build = (record: Records[K]) => Buffer.from(def.json(record, model), 'utf8');
+      return rows.map((row) => table.fragment(row, stamp, build));
+    };
+
+    const answer = (request: FastifyRequest, reply: FastifyReply, query: Paging & Pick<SearchQuery<Records[K]>, 'filters' | 'ordering'>) => {
       const table = model.table(def.kind, request.institutionId);
-      const { count, items } = search(table, { filters: [], ordering: def.defaultOrdering }, offsetOf(paging), paging.limit, model);
-      checkPage(paging, count);
-      const results = items.map((r) => def.serialize(r, model));
-      return sendJson(reply, envelope(request, publicBaseUrl, paging, count, results, (n) => buffers.take(n, reply.raw)));
-    });
+      const { count, rows } = search(table, query, offsetOf(query), query.limit, model);
+      checkPage(query, count);
+      const results = table ? fragments(table, rows, request.institutionId) : [];
+      return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
+    };
+
+    app.get(`${base}/`, { schema: { querystring: pagingSchema } }, async (request, reply) =>
+      answer(request, reply, { ...request.query, filters: [], ordering: def.defaultOrdering }),
+    );
 
     if (searchable) {
-      app.get(`${base}/search/`, { schema: { querystring: querySchema } }, async (request, reply) => {
-        const query = request.query;
-        const table = model.table(def.kind, request.institutionId);
-        const { count, items } = search(table, query, offsetOf(query), query.limit, model);
-        checkPage(query, count);
-        const results = items.map((r) => def.serialize(r, model));
-        return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
-      });
+      app.get(`${base}/search/`, { schema: { querystring: querySchema } }, async (request, reply) =>
+        answer(request, reply, request.query),
+      );
     }
 
     app.get(`${base}/:id/`, { schema: { params: idParams } }, async (request, reply) => {
       const { id } = request.params;
       if (!UUID.test(id)) throw notFound();
-      const record = model.table(def.kind, request.institutionId)?.get(id.toLowerCase());
-      if (!record) throw notFound();
-      return sendJson(reply, def.serialize(record, model));
+      const table = model.table(def.kind, request.institutionId);
+      const row = table?.rowOf(id.toLowerCase());
+      if (table === undefined || row === undefined) throw notFound();
+      return sendJson(reply, fragments(table, [row], request.institutionId)[0]!);
     });
 
     for (const url of [`${base}/`, `${base}/:id/`, ...(searchable ? [`${base}/search/`] : [])]) {

@@ -1,0 +1,51 @@
+/**
+ * Live updates through the log reach every place that shows a record,
+ * including the cached JSON of records that nest it.
+ */
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { type EventType, streamOf, type DomainEvent } from '../src/events/catalog.js';
+import { startApp } from './helpers.js';
+
+t.test('a retitled opportunity and category show in the shifts that nest them', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const before = await app.get('/api/shifts/?limit=100');
+  const shift = before.body.results[0];
+  const opportunityId: string = shift.opportunity.id;
+  const categoryId: string = shift.opportunity.category.id;
+  const institutionId = app.runtime.model.get('opportunity', opportunityId)!.institution_id;
+
+  const append = async <T extends EventType>(type: T, data: Extract<DomainEvent, { type: T }>['data']) => {
+    const event = { type, data } as DomainEvent;
+    const { position } = await app.runtime.store.append(streamOf(event), [{ id: randomUUID(), type, data }]);
+    await app.runtime.projector.waitFor(position);
+  };
+  const occurred_at = '2026-11-01T12:00:00Z';
+  await append('OpportunityUpdated', { institution_id: institutionId, occurred_at, opportunity_id: opportunityId, title: 'Renamed role' });
+  await append('CategoryUpdated', { institution_id: institutionId, occurred_at, category_id: categoryId, title: 'Renamed category' });
+
+  const after = await app.get('/api/shifts/?limit=100');
+  const nesting = after.body.results.filter((s: { opportunity: { id: string } }) => s.opportunity.id === opportunityId);
+  t.ok(nesting.length > 0);
+  for (const s of nesting) {
+    t.equal(s.opportunity.title, 'Renamed role', 'the list shows the new opportunity title');
+    t.equal(s.opportunity.category.title, 'Renamed category', 'and the new category title');
+  }
+  const one = await app.get(`/api/shifts/${shift.id}/`);
+  t.equal(one.body.opportunity.title, 'Renamed role', 'so does retrieve');
+  const opportunity = await app.get(`/api/opportunities/${opportunityId}/`);
+  t.equal(opportunity.body.category.title, 'Renamed category', 'and the opportunity itself');
+  const search = await app.get(`/api/shifts/search/?opportunity.title=renamed%20role&limit=1`);
+  const byId = await app.get(`/api/shifts/search/?opportunity.id=${opportunityId}&limit=1`);
+  t.ok(byId.body.count > 0);
+  t.equal(search.body.count, byId.body.count, 'searches filter on the new title');
+  t.equal(search.body.results[0].opportunity.title, 'Renamed role');
+  const others = after.body.results.filter((s: { opportunity: { id: string } }) => s.opportunity.id !== opportunityId);
+  const untouched = before.body.results.filter((s: { opportunity: { id: string } }) => s.opportunity.id !== opportunityId);
+  t.same(
+    others.map((s: { opportunity: { title: string } }) => s.opportunity.title),
+    untouched.map((s: { opportunity: { title: string } }) => s.opportunity.title),
+    'other shifts are unchanged',
+  );
+});
