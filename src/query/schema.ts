@@ -38,8 +38,9 @@ const INTEGER = /^[+-]?\d{1,15}$/;
 
 /** One query-string value: a string, or an error when the key was repeated. `''` means absent. */
 function single<T>(sent: string, parse: (text: string) => T | undefined, message: (text: string) => string) {
+  // Fastify gives a string, or an array of strings for a repeated key.
   return z
-    .union([z.string(), z.array(z.string())])
+    .unknown()
     .optional()
     .transform((value, ctx): T | undefined => {
       if (Array.isArray(value)) {
@@ -47,6 +48,10 @@ function single<T>(sent: string, parse: (text: string) => T | undefined, message
         return z.NEVER;
       }
       if (value === undefined || value === '') return undefined;
+      if (typeof value !== 'string') {
+        ctx.addIssue({ code: 'custom', message: message(String(value)) });
+        return z.NEVER;
+      }
       const parsed = parse(value);
       if (parsed === undefined) {
         ctx.addIssue({ code: 'custom', message: message(value) });
@@ -152,7 +157,8 @@ export function searchSchema<K extends Kind, R extends { id: string }>(def: Reso
     ),
   );
 
-  return z.record(z.string(), z.unknown()).transform((q, ctx): SearchQuery<R> => {
+  const queryString = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
+  return queryString.transform((q, ctx): SearchQuery<R> => {
     const query = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] as Filter<R>[] };
     const found: Array<{ rank: number; filter: Filter<R> }> = [];
     const issues: Array<{ rank: number; message: string }> = [];
