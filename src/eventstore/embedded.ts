@@ -76,12 +76,12 @@ export class EmbeddedEventStore implements EventStore {
     return new EmbeddedEventStore(open({ path, compression: false }), options);
   }
 
-  async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any') {
+  async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
     const result = this.root.transactionSync(() => {
       const log = { head: this.meta.get(HEAD) ?? 0 };
-      const appended = this.appendInTxn({ stream, events, expectedRevision }, log);
+      const { nextRevision, position } = this.appendInTxn({ stream, events, expectedRevision }, log);
       this.meta.put(HEAD, log.head);
-      return appended;
+      return { nextRevision, position: toPosition(position) };
     });
     this.appended.emit('append');
     return result;
@@ -90,10 +90,10 @@ export class EmbeddedEventStore implements EventStore {
   async appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined> {
     const last = this.root.transactionSync(() => {
       const log = { head: this.meta.get(HEAD) ?? 0 };
-      let position: Position | undefined;
+      let position: number | undefined;
       for (const append of appends) position = this.appendInTxn(append, log).position;
       this.meta.put(HEAD, log.head);
-      return position;
+      return position === undefined ? undefined : toPosition(position);
     });
     this.appended.emit('append');
     return last;
@@ -104,24 +104,25 @@ export class EmbeddedEventStore implements EventStore {
    * `log.head` is the last position, kept by the caller for the whole
    * transaction and stored once at its end.
    */
-  private appendInTxn({ stream, events, expectedRevision = 'any' }: StreamAppend, log: { head: number }): AppendResult {
+  private appendInTxn(
+    { stream, events, expectedRevision = 'any' }: StreamAppend,
+    log: { head: number },
+  ): { nextRevision: number; position: number } {
     const current = this.heads.get(stream);
-    const seen = new Set<string>();
-    const fresh = events.filter((e) => {
-      if (seen.has(e.id) || this.ids.get(e.id) !== undefined) return false;
-      seen.add(e.id);
-      return true;
-    });
-    const head = log.head;
+    const fresh: EventToAppend[] = [];
+    for (const e of events) {
+      if (this.ids.doesExist(e.id) || fresh.some((f) => f.id === e.id)) continue;
+      fresh.push(e);
+    }
     if (fresh.length === 0) {
       // Every event is already in the log: answer as the first append did.
       const last = events.at(-1);
-      const position = last === undefined ? head : (this.ids.get(last.id) ?? head);
-      return { nextRevision: this.events.get(position)?.revision ?? current ?? -1, position: toPosition(position) };
+      const position = last === undefined ? log.head : (this.ids.get(last.id) ?? log.head);
+      return { nextRevision: this.events.get(position)?.revision ?? current ?? -1, position };
     }
     checkExpected(stream, expectedRevision, current);
     let revision = current ?? -1;
-    let position = head;
+    let position = log.head;
     for (const e of fresh) {
       position += 1;
       revision += 1;
@@ -131,7 +132,7 @@ export class EmbeddedEventStore implements EventStore {
     }
     this.heads.put(stream, revision);
     log.head = position;
-    return { nextRevision: revision, position: toPosition(position) };
+    return { nextRevision: revision, position };
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {

@@ -55,6 +55,12 @@ export function parseNdjson(text: string): { lines: ParsedLine[]; problems: Impo
   const lines: ParsedLine[] = [];
   const problems: ImportProblem[] = [];
   const seen = new Map<string, number>();
+  /** How often this line's text came before, among lines without an id. */
+  const occurrenceOf = (raw: string) => {
+    const occurrence = seen.get(raw) ?? 0;
+    seen.set(raw, occurrence + 1);
+    return occurrence;
+  };
   const rows = text.split('\n');
   for (let i = 0; i < rows.length; i++) {
     const raw = rows[i]!.trim();
@@ -84,10 +90,8 @@ export function parseNdjson(text: string): { lines: ParsedLine[]; problems: Impo
       }
       continue;
     }
-    const occurrence = seen.get(raw) ?? 0;
-    seen.set(raw, occurrence + 1);
     const event = { type, data: parsed.data } as DomainEvent;
-    lines.push({ line, eventId: envelope.data.id ?? derivedId(raw, occurrence), event });
+    lines.push({ line, eventId: envelope.data.id ?? derivedId(raw, occurrenceOf(raw)), event });
   }
   return { lines, problems };
 }
