@@ -2,7 +2,7 @@
  * Live updates through the log reach every place that shows a record,
  * including the cached JSON of records that nest it.
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { type EventType, streamOf, type DomainEvent } from '../src/events/catalog.js';
 import { startApp } from './helpers.js';
@@ -48,4 +48,26 @@ t.test('a retitled opportunity and category show in the shifts that nest them', 
     untouched.map((s: { opportunity: { title: string } }) => s.opportunity.title),
     'other shifts are unchanged',
   );
+});
+
+t.test('a key revoked while the server runs is refused from the next request on', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const opportunity = (await app.get('/api/opportunities/?limit=1')).body.results[0];
+  const institution_id = app.runtime.model.get('opportunity', opportunity.id)!.institution_id;
+  const key = 'vm_test_live_revocation_key';
+  const key_id = randomUUID();
+  const occurred_at = '2026-11-01T12:00:00Z';
+  const append = async (type: 'ApiKeyIssued' | 'ApiKeyRevoked', data: Record<string, unknown>) => {
+    const event = { type, data: { institution_id, occurred_at, key_id, ...data } } as DomainEvent;
+    const { position } = await app.runtime.store.append(streamOf(event), [{ id: randomUUID(), type, data: event.data }]);
+    await app.runtime.projector.waitFor(position);
+  };
+  await append('ApiKeyIssued', { key_sha256: createHash('sha256').update(key).digest('hex'), label: 'test' });
+  t.equal((await app.get('/api/shifts/', key)).status, 200, 'the new key works');
+  t.equal((await app.get('/api/shifts/', key)).status, 200, 'again (its hash now remembered)');
+  await append('ApiKeyRevoked', {});
+  const refused = await app.get('/api/shifts/', key);
+  t.equal(refused.status, 401, 'the revoked key is refused at once');
+  t.same(refused.body, { detail: 'Invalid API key.' });
 });

@@ -17,17 +17,41 @@ declare module 'fastify' {
 
 export const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');
 
+/**
+ * Recently seen keys and their hashes, so a client's every request does not
+ * hash its key again. Only the mapping key → hash is cached: whether the
+ * hash belongs to a live key is looked up on every request, so revocation
+ * takes effect at once. Bounded; the oldest entry goes first.
+ */
+class HashCache {
+  private readonly entries = new Map<string, string>();
+
+  constructor(private readonly capacity: number) {}
+
+  hash(key: string): string {
+    let hashed = this.entries.get(key);
+    if (hashed === undefined) {
+      hashed = sha256(key);
+      if (this.entries.size >= this.capacity) this.entries.delete(this.entries.keys().next().value!);
+      this.entries.set(key, hashed);
+    }
+    return hashed;
+  }
+}
+
 export const authPlugin = fp(
   async (app: FastifyInstance, { model }: { model: ReadModel }) => {
+    const hashes = new HashCache(1024);
     app.decorateRequest('institutionId', '');
-    app.addHook('onRequest', async (request) => {
+    app.addHook('onRequest', (request, _reply, done) => {
       const key = request.headers['api-key'];
       if (key === undefined || key === '') {
-        throw new HttpError(401, 'Authentication credentials were not provided.');
+        return done(new HttpError(401, 'Authentication credentials were not provided.'));
       }
-      const record = typeof key === 'string' ? model.apiKey(sha256(key)) : undefined;
-      if (!record) throw new HttpError(401, 'Invalid API key.');
+      const record = typeof key === 'string' ? model.apiKey(hashes.hash(key)) : undefined;
+      if (!record) return done(new HttpError(401, 'Invalid API key.'));
       request.institutionId = record.institution_id;
+      done();
     });
   },
   { name: 'api-key-auth' },
