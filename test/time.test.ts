@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import t from 'tap';
 import { formatTimestamp, parseDate, parseEventTimestamp, parseTimeOfDay, parseTimestamp, timeOfDay } from '../src/time.js';
 
@@ -47,4 +48,41 @@ t.test('parseDate agrees with the calendar for every day from 1600 to 2400', asy
     t.equal(parseDate(text), undefined, `${text} is not a date`);
   }
   t.equal(parseDate('2000-02-29'), 11_016, 'leap day of a century divisible by 400');
+});
+
+t.test('parseEventTimestamp agrees with the grammar of event timestamps', async (t) => {
+  // The oracle: the strict form by regular expression, its value by the general parser.
+  const strict = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d{1,6})?Z$/;
+  const oracle = (s: string) => (strict.test(s) ? parseTimestamp(s) : undefined);
+  const pad = (n: number, w: number) => String(n).padStart(w, '0');
+  const candidate = fc
+    .record({
+      y: fc.integer({ min: 0, max: 9999 }),
+      mo: fc.integer({ min: 0, max: 13 }),
+      d: fc.integer({ min: 0, max: 32 }),
+      h: fc.integer({ min: 0, max: 25 }),
+      mi: fc.integer({ min: 0, max: 61 }),
+      s: fc.integer({ min: 0, max: 61 }),
+      frac: fc.option(fc.stringMatching(/^[0-9]{0,7}$/), { nil: undefined }),
+      zone: fc.constantFrom('Z', 'Z', 'Z', '', 'z', '+00:00'),
+      sep: fc.constantFrom('T', 'T', 'T', ' ', 't'),
+    })
+    .map(({ y, mo, d, h, mi, s, frac, zone, sep }) =>
+      `${pad(y, 4)}-${pad(mo, 2)}-${pad(d, 2)}${sep}${pad(h, 2)}:${pad(mi, 2)}:${pad(s, 2)}${frac === undefined ? '' : `.${frac}`}${zone}`,
+    );
+  const mutated = fc.tuple(candidate, fc.nat(), fc.string({ maxLength: 2 })).map(([s, at, insert]) => {
+    const i = at % (s.length + 1);
+    return s.slice(0, i) + insert + s.slice(i + (insert.length > 0 ? 1 : 0));
+  });
+  let valid = 0;
+  fc.assert(
+    fc.property(fc.oneof(candidate, mutated, fc.string({ maxLength: 30 })), (s) => {
+      const expected = oracle(s);
+      if (expected !== undefined) valid++;
+      return parseEventTimestamp(s) === expected;
+    }),
+    { numRuns: 20_000 },
+  );
+  t.ok(valid > 1000, `${valid} valid timestamps among the cases`);
+  t.equal(parseEventTimestamp('2026-09-01T09:00:00.5Z'), parseTimestamp('2026-09-01T09:00:00.500000Z'));
 });
