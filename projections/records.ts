@@ -82,6 +82,68 @@ export interface ReservationRecord {
   readonly updated_at: number;
 }
 
+export interface CustomFieldOption {
+  readonly id: string;
+  readonly value: string;
+  readonly order: number;
+}
+
+/** A custom profile field an institution defined. */
+export interface CustomFieldRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly name: string;
+  readonly field_type: number;
+  readonly is_active: boolean;
+  /** undefined when the definition never listed options. */
+  readonly options: readonly CustomFieldOption[] | undefined;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+/** A profile's answer to a custom field: one value, or options selected. */
+export interface CustomFieldAnswer {
+  readonly id: string;
+  readonly custom_field_id: string;
+  readonly created_at: number;
+  readonly value: { readonly id: string; readonly value: boolean | string; readonly value_info?: unknown } | null;
+  readonly selections: ReadonlyArray<{ readonly id: string; readonly option_id: string }> | null;
+}
+
+export interface ProfileRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly is_offline: boolean;
+  readonly first_name: string;
+  readonly last_name: string;
+  readonly email: string;
+  readonly phone_number: string;
+  /** Days since the epoch. */
+  readonly date_of_birth: number | null;
+  readonly gender: number | null;
+  readonly gender_text: string;
+  readonly occupation: number | null;
+  readonly occupation_institution_name: string;
+  readonly address: string;
+  readonly latitude_longitude: readonly [string, string] | null;
+  readonly timezone: string;
+  readonly profile_image: string;
+  readonly is_following: boolean;
+  readonly emergency_contact: { readonly name: string; readonly phone_number: string; readonly relationship: string } | null;
+  readonly medical_information: { readonly description: string; readonly has_medical_info: boolean } | null;
+  readonly skills: ReadonlyArray<{ readonly id: string; readonly skill_title: string }>;
+  readonly languages: ReadonlyArray<{ readonly id: string; readonly language_name: string }>;
+  readonly tags: ReadonlyArray<{ readonly id: string; readonly tag: { readonly id: string; readonly tag_title: string } }>;
+  readonly custom_fields: readonly CustomFieldAnswer[];
+  /** Opportunities joined: entry id and opportunity id. */
+  readonly opportunities: ReadonlyArray<{ readonly id: string; readonly opportunity_id: string }>;
+  /** From reservations with hours logged (cancelled ones count nowhere). */
+  readonly logged_hours: number;
+  readonly completed_shifts: number;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
 /** Every kind of record, by name. */
 export interface Records {
   institution: InstitutionRecord;
@@ -90,9 +152,20 @@ export interface Records {
   opportunity: OpportunityRecord;
   shift: ShiftRecord;
   reservation: ReservationRecord;
+  profile: ProfileRecord;
+  customfield: CustomFieldRecord;
 }
 
 export type Kind = keyof Records;
 export type AnyRecord = Records[Kind];
 
-export const kinds: readonly Kind[] = ['institution', 'apikey', 'category', 'opportunity', 'shift', 'reservation'];
+export const kinds: readonly Kind[] = [
+  'institution',
+  'apikey',
+  'category',
+  'opportunity',
+  'shift',
+  'reservation',
+  'profile',
+  'customfield',
+];

@@ -36,9 +36,10 @@ const iso = (ms: number, micros = 0) => {
 };
 
 const lines: string[] = [];
-const emit = (type: string, data: Record<string, unknown>) => {
-  lines.push(JSON.stringify({ type, id: uuid(), data }));
+const emitEvent = (type: string, data: Record<string, unknown>, id = uuid()) => {
+  lines.push(JSON.stringify({ type, id, data }));
 };
+const emit = (type: string, data: Record<string, unknown>) => emitEvent(type, data);
 
 export const DEMO_KEYS = {
   riverside: 'vm_demo_riverside_7Qm2x9KfLp4sT8wZ',
@@ -182,6 +183,80 @@ function organization(plan: OrgPlan) {
   emit('OpportunityUpdated', { ...base, occurred_at: at(), opportunity_id: opportunities[0]!.id, title: `${plan.opportunities[0]![1]} (weekdays)` });
   emit('ShiftUpdated', { ...base, occurred_at: at(), shift_id: shifts[1]!, spots: 20, location: 'Community center hall' });
   emit('ShiftRemoved', { ...base, occurred_at: at(), shift_id: shifts[3]! });
+
+  profileDetails(base, at, profiles, opportunities.map((o) => o.id));
+}
+
+/**
+ * Profile details, tags, custom fields and opportunities joined. From an
+ * RNG of its own, so that the events before keep their ids.
+ */
+function profileDetails(
+  base: { institution_id: string },
+  at: (stepMin?: number) => string,
+  profiles: readonly string[],
+  opportunities: readonly string[],
+) {
+  const r = mulberry32(base.institution_id.charCodeAt(0) * 7919 + 17);
+  const rid = () =>
+    Array.from({ length: 32 }, (_, i) => (i === 12 ? '4' : i === 16 ? '8' : Math.floor(r() * 16).toString(16)))
+      .join('')
+      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  const choose = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
+  const emit = (type: string, data: Record<string, unknown>) => emitEvent(type, data, rid());
+
+  const boolField = rid();
+  emit('CustomFieldDefined', { ...base, occurred_at: at(), custom_field_id: boolField, name: 'Has a driving licence', field_type: 10, is_active: true });
+  const multiField = rid();
+  const options = ['Weekday mornings', 'Weekday evenings', 'Weekends'].map((value, order) => ({ id: rid(), value, order }));
+  emit('CustomFieldDefined', { ...base, occurred_at: at(), custom_field_id: multiField, name: 'Preferred times', field_type: 3, is_active: true, options });
+  const tags = ['Youth', 'Bilingual', 'Team lead'].map((tag_title) => ({ id: rid(), tag_title }));
+
+  profiles.forEach((profile, i) => {
+    if (i % 3 !== 0) return;
+    const year = 1950 + Math.floor(r() * 58);
+    emit('ProfileUpdated', {
+      ...base,
+      occurred_at: at(3),
+      profile_id: profile,
+      date_of_birth: `${year}-${String(1 + Math.floor(r() * 12)).padStart(2, '0')}-${String(1 + Math.floor(r() * 28)).padStart(2, '0')}`,
+      gender: i % 2,
+      gender_text: i % 2 === 0 ? 'Female' : 'Male',
+      occupation: 2,
+      occupation_institution_name: choose(['City Hospital', 'Riverside High School', 'Acme Logistics']),
+      address: `${10 + i} Harbor Road`,
+      latitude_longitude: [`40.${700 + i}`, `-73.${900 + i}`],
+      is_following: i % 2 === 0,
+      emergency_contact: { name: 'Sam Rivera', phone_number: '+1-555-0199', relationship: 'Sibling' },
+      medical_information: { description: i % 6 === 0 ? 'Nut allergy' : '', has_medical_info: i % 6 === 0 },
+      skills: [{ id: rid(), skill_title: choose(['First aid', 'Forklift', 'Spanish', 'Cooking']) }],
+      languages: [{ id: rid(), language_name: choose(['English', 'Spanish', 'French']) }],
+    });
+    const tag = tags[Math.floor(i / 3) % tags.length]!;
+    const profileTag = rid();
+    emit('ProfileTagged', { ...base, occurred_at: at(1), profile_id: profile, profile_tag_id: profileTag, tag });
+    emit('ProfileCustomFieldAnswered', {
+      ...base,
+      occurred_at: at(1),
+      profile_id: profile,
+      entry_id: rid(),
+      custom_field_id: boolField,
+      value: { id: rid(), value: i % 2 === 0 },
+    });
+    emit('ProfileCustomFieldAnswered', {
+      ...base,
+      occurred_at: at(1),
+      profile_id: profile,
+      entry_id: rid(),
+      custom_field_id: multiField,
+      selections: options.filter((_, k) => (i + k) % 2 === 0).map((o) => ({ id: rid(), option_id: o.id })),
+    });
+    emit('ProfileOpportunityAdded', { ...base, occurred_at: at(1), profile_id: profile, entry_id: rid(), opportunity_id: choose(opportunities) });
+    if (i === 3) emit('ProfileUntagged', { ...base, occurred_at: at(1), profile_id: profile, profile_tag_id: profileTag });
+  });
+  if (profiles.length > 1) {
+    emit('ProfileUpdated', { ...base, occurred_at: at(), profile_id: profiles[1]!, last_name: 'Brooks-Hale', email: 'ben.brookshale@example.org' });
+  }
 }
 
 organization({

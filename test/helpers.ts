@@ -19,6 +19,9 @@ export const DEMO_KEY = readFixture('demo.key').trim();
 /** The second organization of the demo fixture (see scripts/demo-fixture.ts). */
 export const HARBOR_KEY = 'vm_demo_harbor_3Hd8nV2cRq6yJ1bM';
 
+/** The tests' fixed "now" (profiles' ages are computed against its day). */
+export const TEST_NOW = Date.UTC(2026, 10, 1, 12, 0, 0);
+
 export function tempDir(prefix = 'vm-test-'): { dir: string; remove(): void } {
   const dir = mkdtempSync(join(tmpdir(), prefix));
   return { dir, remove: () => rmSync(dir, { recursive: true, force: true }) };
@@ -37,7 +40,7 @@ export interface TestApp {
 export async function startApp(options: { dir?: string; fixtures?: string[]; keep?: boolean } = {}): Promise<TestApp> {
   const temp = options.dir ? undefined : tempDir();
   const dir = options.dir ?? temp!.dir;
-  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined });
+  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, undefined, { clock: () => TEST_NOW });
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
   const server = await createServer(runtime, pino({ level: 'silent' }), 'http://vm.test');

@@ -20,15 +20,21 @@ export interface Answer {
   body: unknown;
 }
 
-/** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category. */
+/** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category, a profile with custom fields, a reservation with hours. */
 async function resolver(app: TestApp): Promise<(url: string) => string> {
   const { body } = await app.get('/api/shifts/?limit=5');
   const shift = body.results[4];
+  const profiles = (await app.get('/api/profiles/?limit=100')).body.results as Array<{ id: string; custom_fields: unknown[] }>;
+  const profile = profiles.find((p) => p.custom_fields.length > 0)!;
+  const reservations = (await app.get('/api/reservations/?limit=100')).body.results as Array<{ id: string; status: number }>;
+  const reservation = reservations.find((r) => r.status === 6)!;
   return (url) =>
     url
       .replaceAll(placeholders.SHIFT, shift.id)
       .replaceAll(placeholders.OPPORTUNITY, shift.opportunity.id)
-      .replaceAll(placeholders.CATEGORY, shift.opportunity.category.id);
+      .replaceAll(placeholders.CATEGORY, shift.opportunity.category.id)
+      .replaceAll(placeholders.PROFILE, profile.id)
+      .replaceAll(placeholders.RESERVATION, reservation.id);
 }
 
 export async function answers(app: TestApp, cases: readonly SnapshotCase[]): Promise<Answer[]> {

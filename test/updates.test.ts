@@ -71,3 +71,37 @@ t.test('a key revoked while the server runs is refused from the next request on'
   t.equal(refused.status, 401, 'the revoked key is refused at once');
   t.same(refused.body, { detail: 'Invalid API key.' });
 });
+
+t.test('a renamed profile shows in the reservations that nest it; logged hours add up', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const reservations = (await app.get('/api/reservations/?limit=100')).body.results as Array<{
+    id: string;
+    status: number;
+    logged_hours: number;
+    user: { id: string; first_name: string };
+  }>;
+  const logged = reservations.find((r) => r.status === 6)!;
+  const userId = logged.user.id;
+  const institution_id = app.runtime.model.get('profile', userId)!.institution_id;
+  const hoursOf = async () => {
+    const all = [];
+    for (let page = 1; ; page++) {
+      const res = await app.get(`/api/reservations/?limit=100&page=${page}`);
+      if (res.status !== 200) break;
+      all.push(...(res.body.results as typeof reservations));
+      if (!res.body.next) break;
+    }
+    const mine = all.filter((r) => r.user.id === userId && r.status === 6);
+    return { hours: mine.reduce((sum, r) => sum + r.logged_hours, 0), completed: mine.length };
+  };
+  const profile = (await app.get(`/api/profiles/${userId}/`)).body;
+  t.same({ hours: profile.logged_hours, completed: profile.completed_shifts }, await hoursOf(), 'logged_hours and completed_shifts sum the reservations with hours');
+
+  const event = { type: 'ProfileUpdated', data: { institution_id, occurred_at: '2026-11-01T12:00:00Z', profile_id: userId, first_name: 'Renamed' } } as DomainEvent;
+  const { position } = await app.runtime.store.append(streamOf(event), [{ id: randomUUID(), type: event.type, data: event.data }]);
+  await app.runtime.projector.waitFor(position);
+  const after = (await app.get(`/api/reservations/${logged.id}/`)).body;
+  t.equal(after.user.first_name, 'Renamed', 'the reservation shows the current profile');
+  t.equal((await app.get(`/api/profiles/${userId}/`)).body.profile_details.full_name.split(' ')[0], 'Renamed');
+});

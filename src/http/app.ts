@@ -39,6 +39,8 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
       const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
       await api.register(readRoutes(resources.shifts, { search: true }), options);
       await api.register(readRoutes(resources.opportunities, { search: true }), options);
+      await api.register(readRoutes(resources.profiles, { search: true }), options);
+      await api.register(readRoutes(resources.reservations, { search: false }), options);
     },
     { prefix: '/api' },
   );

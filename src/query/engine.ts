@@ -91,7 +91,11 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
           p.predicates.push((row) => get(table.record(row), view) === wanted);
         } else {
           const get = param.value;
-          p.predicates.push((row) => get(table.record(row), view)?.toLowerCase() === wanted);
+          p.predicates.push((row) => {
+            const v = get(table.record(row), view);
+            if (typeof v === 'string') return v.toLowerCase() === wanted;
+            return Array.isArray(v) && v.some((x: string) => x.toLowerCase() === wanted);
+          });
         }
         break;
       }

@@ -19,7 +19,8 @@ interface ParamBase {
 /** Exact, case-insensitive match on a string value (UUIDs are validated first). */
 export interface MatchParam<R> extends ParamBase {
   readonly type: 'text' | 'uuid';
-  readonly value: (record: R, view: ReadView) => string | null | undefined;
+  /** The record's value, or values (matching any of them). */
+  readonly value: (record: R, view: ReadView) => string | null | undefined | readonly string[];
   /** The record's own id: answered by a lookup instead of a scan. */
   readonly primaryKey?: boolean;
   /**
@@ -73,6 +74,10 @@ export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> 
   readonly json: (record: R, view: JsonView) => string;
   /** The kinds of the other records that JSON shows (a change to one remakes it). */
   readonly nests: readonly Kind[];
+  /** Something else the JSON depends on, as a number that only grows (today's date, for ages). */
+  readonly volatile?: (view: JsonView) => number;
+  /** The record as retrieve shows it, where that differs from lists. */
+  readonly retrieveJson?: (record: R, view: JsonView) => string;
 }
 
 export type AnyResourceDef = { [K in Kind]: ResourceDef<K> }[Kind];

@@ -148,7 +148,8 @@ export function searchSchema<K extends Kind, R extends { id: string }>(def: Reso
     for (const { key, op } of keysOf(param)) add(key, valueSchema(param, key), { param, op });
   }
   const orderingNames = Object.keys(def.orderings);
-  add(
+  // A resource without orderings does not take the parameter (it is then ignored, as unknown).
+  if (orderingNames.length > 0) add(
     'ordering',
     single(
       'ordering',

@@ -30,7 +30,16 @@ export class ReadModel implements JsonView {
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
 
-  constructor(private readonly defs: TableDefs) {}
+  /** `clock` gives the time in milliseconds (ages are computed against its day). */
+  constructor(
+    private readonly defs: TableDefs,
+    private readonly clock: () => number = Date.now,
+  ) {}
+
+  /** Today, in days since the epoch (UTC). */
+  today(): number {
+    return Math.floor(this.clock() / 86_400_000);
+  }
 
   get<K extends Kind>(kind: K, id: string): Records[K] | undefined {
     return this.maps[kind].get(id);

@@ -8,14 +8,19 @@
  */
 import type { ReadView } from '../../projections/projection.js';
 import type { Kind } from '../../projections/records.js';
-import { formatTimestamp } from '../time.js';
+import { formatDate, formatTimestamp } from '../time.js';
 
 export const str = (value: string | null): string => JSON.stringify(value);
+/** Any JSON value (objects and arrays from events, numbers, booleans). */
+export const json = (value: unknown): string => JSON.stringify(value ?? null);
+export const date = (days: number | null): string => (days === null ? 'null' : `"${formatDate(days)}"`);
 export const ts = (micros: number | null): string => (micros === null ? 'null' : `"${formatTimestamp(micros)}"`);
 
 /** What serializers read: records, and a counter per kind (and institution) that moves on every change. */
 export interface JsonView extends ReadView {
   revision(kind: Kind, institutionId?: string): number;
+  /** Today, in days since the epoch (for ages). */
+  today(): number;
 }
 
 /** A number that moves whenever a record of one of these kinds of an institution changes. */

@@ -13,9 +13,11 @@ export interface SnapshotCase {
 const SHIFT = '{shift}';
 const OPPORTUNITY = '{opportunity}';
 const CATEGORY = '{category}';
+const PROFILE = '{profile}';
+const RESERVATION = '{reservation}';
 
 /** Placeholders filled from the data so the cases read as intent, not ids. */
-export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY };
+export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY, PROFILE, RESERVATION };
 
 export const areas: Record<string, SnapshotCase[]> = {
   shifts: [
@@ -50,5 +52,22 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'search by created_at range', url: '/api/opportunities/search/?created_at.gt=2026-08-03T10:00:00Z&created_at.lte=2026-08-03T11:00:00Z' },
     { name: 'search by title', url: '/api/opportunities/search/?title=forklift+operator' },
     { name: 'search, invalid status', url: '/api/opportunities/search/?status=5' },
+  ],
+  profiles: [
+    { name: 'list', url: '/api/profiles/?limit=5' },
+    { name: 'retrieve, with custom fields, tags and opportunities', url: `/api/profiles/${PROFILE}/` },
+    { name: 'retrieve as another institution', url: `/api/profiles/${PROFILE}/`, as: 'harbor' },
+    { name: 'search offline profiles', url: '/api/profiles/search/?is_offline=true' },
+    { name: 'search by first name, case-insensitive', url: '/api/profiles/search/?first_name=ANA' },
+    { name: 'search by tag', url: '/api/profiles/search/?tag=bilingual&limit=3' },
+    { name: 'search by created date range', url: '/api/profiles/search/?created_date.gte=2026-08-03&created_at.lt=2026-08-03T13:00:00Z&limit=3' },
+    { name: 'search, invalid boolean', url: '/api/profiles/search/?is_offline=maybe' },
+    { name: 'harbor list', url: '/api/profiles/?limit=2', as: 'harbor' },
+  ],
+  reservations: [
+    { name: 'list', url: '/api/reservations/?limit=5' },
+    { name: 'retrieve, hours logged', url: `/api/reservations/${RESERVATION}/` },
+    { name: 'retrieve as another institution', url: `/api/reservations/${RESERVATION}/`, as: 'harbor' },
+    { name: 'deep page', url: '/api/reservations/?page=7&limit=10' },
   ],
 };

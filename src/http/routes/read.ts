@@ -38,7 +38,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
 
     /** The JSON of the page's rows, each made once per version of its record and of what it nests. */
     const fragments = (table: Table<Records[K]>, rows: readonly number[], institutionId: string) => {
-      const stamp = stampOf(model, def.nests, institutionId);
+      const stamp = stampOf(model, def.nests, institutionId) + (def.volatile?.(model) ?? 0);
       const build = (record: Records[K]) => Buffer.from(def.json(record, model), 'utf8');
       return rows.map((row) => table.fragment(row, stamp, build));
     };
@@ -67,6 +67,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
       const table = model.table(def.kind, request.institutionId);
       const row = table?.rowOf(id.toLowerCase());
       if (table === undefined || row === undefined) throw notFound();
+      if (def.retrieveJson) return sendJson(reply, Buffer.from(def.retrieveJson(table.record(row), model), 'utf8'));
       return sendJson(reply, fragments(table, [row], request.institutionId)[0]!);
     });
 
