@@ -2,10 +2,13 @@
 import { categories } from './categories.js';
 import { institutions } from './institutions.js';
 import { opportunities } from './opportunities.js';
+import { formSubmissions } from './forms.js';
 import { customFields, profiles } from './profiles.js';
 import type { Projection } from './projection.js';
 import { reservations } from './reservations.js';
+import { sequences, userSequences } from './sequences.js';
 import { shifts } from './shifts.js';
+import { sites } from './sites.js';
 
 export const projections: readonly Projection[] = [
   institutions,
@@ -15,4 +18,8 @@ export const projections: readonly Projection[] = [
   customFields,
   profiles,
   reservations,
+  formSubmissions,
+  sequences,
+  userSequences,
+  sites,
 ];

@@ -3,6 +3,7 @@
  * Records are immutable values (a change makes a new object), kept in
  * memory and persisted to LMDB. Timestamps are microseconds since the epoch.
  */
+import type { EventData } from '../src/events/catalog.js';
 
 export interface InstitutionRecord {
   readonly id: string;
@@ -144,6 +145,84 @@ export interface ProfileRecord {
   readonly updated_at: number;
 }
 
+type Submitted = EventData<'FormSubmitted'>;
+
+export interface FormSubmissionRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly user_id: string;
+  readonly form: Submitted['form'];
+  readonly folder: Submitted['folder'];
+  readonly submission_status: string;
+  readonly site_ids: readonly string[];
+  readonly category_ids: readonly string[];
+  readonly arrival_source_opportunity_id: string | null;
+  readonly questions: NonNullable<Submitted['questions']>;
+  readonly medical_info: unknown;
+  readonly emergency_contact: Submitted['emergency_contact'] | null;
+  readonly digital_consent: NonNullable<Submitted['digital_consent']>;
+  readonly general_availability: NonNullable<Submitted['general_availability']>;
+  readonly attachments: NonNullable<Submitted['attachments']>;
+  readonly opportunities: NonNullable<Submitted['opportunities']>;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+export interface SequenceStep {
+  readonly id: string;
+  readonly step: number;
+  readonly type: number;
+  readonly type_display: string;
+  readonly step_details: ReadonlyArray<{ readonly id: string; readonly title: string; readonly description: string }>;
+}
+
+export type UserSequenceStatus = 'Active' | 'Paused' | 'Inactive' | 'Finished';
+
+export interface SequenceRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly title: string;
+  readonly description: string;
+  readonly folder: { readonly id: string; readonly name: string };
+  readonly status: string;
+  readonly display_status: string;
+  /** In step order. */
+  readonly steps: readonly SequenceStep[];
+  /** How many of its user sequences are in each status. */
+  readonly users: Readonly<Record<UserSequenceStatus, number>>;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+export interface UserSequenceStepProgress {
+  readonly status: number;
+  readonly completion_date: number | null;
+  readonly expiration_date: number | null;
+}
+
+export interface UserSequenceRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly sequence_id: string;
+  readonly user_id: string;
+  readonly status: UserSequenceStatus;
+  /** By step detail id. */
+  readonly progress: Readonly<Record<string, UserSequenceStepProgress>>;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+export interface SiteRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly title: string;
+  readonly address: string;
+  /** Profiles assigned to the site, in assignment order. */
+  readonly user_ids: readonly string[];
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
 /** Every kind of record, by name. */
 export interface Records {
   institution: InstitutionRecord;
@@ -154,6 +233,10 @@ export interface Records {
   reservation: ReservationRecord;
   profile: ProfileRecord;
   customfield: CustomFieldRecord;
+  formsubmission: FormSubmissionRecord;
+  sequence: SequenceRecord;
+  usersequence: UserSequenceRecord;
+  site: SiteRecord;
 }
 
 export type Kind = keyof Records;
@@ -168,4 +251,8 @@ export const kinds: readonly Kind[] = [
   'reservation',
   'profile',
   'customfield',
+  'formsubmission',
+  'sequence',
+  'usersequence',
+  'site',
 ];

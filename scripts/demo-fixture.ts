@@ -185,6 +185,7 @@ function organization(plan: OrgPlan) {
   emit('ShiftRemoved', { ...base, occurred_at: at(), shift_id: shifts[3]! });
 
   profileDetails(base, at, profiles, opportunities.map((o) => o.id));
+  formsSequencesSites(base, at, profiles, opportunities.map((o) => o.id), categories);
 }
 
 /**
@@ -299,5 +300,147 @@ organization({
   profiles: 6,
   shifts: 12,
 });
+
+/**
+ * Sites with members, form submissions (every kind of question answer),
+ * sequences with steps and user sequences in every status. From an RNG of
+ * its own, like profileDetails.
+ */
+function formsSequencesSites(
+  base: { institution_id: string },
+  at: (stepMin?: number) => string,
+  profiles: readonly string[],
+  opportunities: readonly string[],
+  categories: readonly string[],
+) {
+  const r = mulberry32(base.institution_id.charCodeAt(1) * 104729 + 3);
+  const rid = () =>
+    Array.from({ length: 32 }, (_, i) => (i === 12 ? '4' : i === 16 ? '9' : Math.floor(r() * 16).toString(16)))
+      .join('')
+      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  const emit = (type: string, data: Record<string, unknown>) => emitEvent(type, data, rid());
+
+  const sites = ['North Pantry', 'Main Warehouse', 'Mobile Unit'].map((title, i) => {
+    const site_id = rid();
+    emit('SiteCreated', { ...base, occurred_at: at(2), site_id, title, ...(i === 2 ? {} : { address: `${100 + i} Market St` }) });
+    return site_id;
+  });
+  profiles.forEach((user_id, i) => {
+    if (i % 2 === 0) emit('UserAssignedToSite', { ...base, occurred_at: at(1), site_id: sites[i % sites.length]!, user_id });
+  });
+  if (profiles.length > 2) emit('UserUnassignedFromSite', { ...base, occurred_at: at(1), site_id: sites[2 % sites.length]!, user_id: profiles[2]! });
+
+  const form = { id: 'volunteer-intake', title: 'Volunteer Intake Form' };
+  profiles.slice(0, Math.min(6, profiles.length)).forEach((user_id, i) => {
+    const submission_id = rid();
+    emit('FormSubmitted', {
+      ...base,
+      occurred_at: at(11),
+      submission_id,
+      user_id,
+      form: i === 5 ? { id: 'youth-waiver', title: 'Youth Waiver' } : form,
+      folder: { name: i % 2 === 0 ? 'New Volunteers' : 'Returning Volunteers' },
+      ...(i === 0 ? {} : { submission_status: 'New' }),
+      site_ids: [sites[i % sites.length]!],
+      category_ids: categories.slice(0, 1 + (i % 2)),
+      arrival_source_opportunity_id: i % 3 === 2 ? null : opportunities[i % opportunities.length]!,
+      questions: [
+        {
+          id: rid(),
+          question: { id: 'q-why', title: 'Why do you want to volunteer?', question_type: 1, options: [] },
+          answer: ['To give back', 'Meet people', 'School hours', 'To give back', '', 'Love animals'][i]!,
+          options: [],
+          responded: i !== 4,
+        },
+        {
+          id: rid(),
+          question: { id: 'q-shirt', title: 'T-shirt size', question_type: 'dropdown', options: ['S', 'M', 'L'] },
+          answer: '',
+          options: [['S', 'M', 'L'][i % 3]!],
+          date: null,
+        },
+        {
+          id: rid(),
+          question: {
+            id: 'q-split',
+            title: 'How would you split 10 hours?',
+            question_type: 7,
+            options: ['Sorting', 'Driving'],
+            allocation_input_type: 1,
+            allocation_total: '10.0',
+            allocation_decimal_places: 1,
+          },
+          answer: '',
+          options: [],
+          allocation_values: i % 2 === 0 ? { Sorting: '7.5', Driving: '2.5' } : null,
+          auto_populated_lists: [{ id: rid(), title: 'Programs' }],
+        },
+      ],
+      ...(i === 1 ? { medical_info: null } : {}),
+      emergency_contact: i === 3 ? null : { name: 'Alex Doe', relationship: 'Parent', phone_number: '+1-555-0142' },
+      digital_consent: [{ id: rid(), digital_consent_info: null, consent_status: 3 }],
+      general_availability: [{ id: rid(), day: 2, availability: 'Morning' }],
+      attachments:
+        i % 2 === 0
+          ? [{ id: rid(), document_file: null, notes: 'Scanned ID', attachment_info: { id: rid(), title: 'Photo ID', description: 'Government-issued ID' } }]
+          : [],
+      opportunities: [{ opportunity_id: opportunities[(i + 1) % opportunities.length]!, opportunity_shifts_count: i + 1 }],
+    });
+    if (i === 2) emit('FormSubmissionStatusChanged', { ...base, occurred_at: at(1), submission_id, submission_status: 'Reviewed' });
+  });
+
+  const sequence_id = rid();
+  emit('SequenceCreated', {
+    ...base,
+    occurred_at: at(5),
+    sequence_id,
+    title: 'New Volunteer Onboarding',
+    description: '<p>Everything a new volunteer completes before a first shift.</p>',
+    folder: { id: rid(), name: 'Onboarding' },
+    status: 'Published',
+    display_status: 'Public',
+  });
+  const steps = [
+    { step: 1, type: 1, type_display: 'Interview', title: 'Phone interview' },
+    { step: 2, type: 3, type_display: 'Training', title: 'Food safety training' },
+    { step: 3, type: 4, type_display: 'Orientation', title: 'Site orientation' },
+  ].map((s) => {
+    const step_id = rid();
+    const detail = { id: rid(), title: s.title, description: `${s.type_display} step` };
+    emit('SequenceStepAdded', { ...base, occurred_at: at(1), sequence_id, step_id, step: s.step, type: s.type, type_display: s.type_display, step_details: [detail] });
+    return { step_id, detail };
+  });
+  const removed = rid();
+  emit('SequenceStepAdded', { ...base, occurred_at: at(1), sequence_id, step_id: removed, step: 4, type: 2, type_display: 'Form', step_details: [{ id: rid(), title: 'Old form', description: 'Replaced' }] });
+  emit('SequenceStepRemoved', { ...base, occurred_at: at(1), sequence_id, step_id: removed });
+  const draft_id = rid();
+  emit('SequenceCreated', {
+    ...base,
+    occurred_at: at(5),
+    sequence_id: draft_id,
+    title: 'Forklift Certification',
+    description: '<p>For warehouse volunteers.</p>',
+    folder: { id: rid(), name: 'Warehouse' },
+    status: 'Draft',
+    display_status: 'Private',
+  });
+  emit('SequenceUpdated', { ...base, occurred_at: at(1), sequence_id: draft_id, title: 'Forklift Certification (2026)' });
+
+  const statuses = ['Active', 'Paused', 'Finished', 'Inactive', 'Active'] as const;
+  profiles.slice(0, Math.min(5, profiles.length)).forEach((user_id, i) => {
+    const user_sequence_id = rid();
+    emit('UserSequenceStarted', { ...base, occurred_at: at(3), user_sequence_id, sequence_id, user_id, ...(i === 0 ? {} : { status: 'Active' }) });
+    emit('UserSequenceStepUpdated', {
+      ...base,
+      occurred_at: at(1),
+      user_sequence_id,
+      step_detail_id: steps[0]!.detail.id,
+      status: 2,
+      completion_date: at(0),
+      expiration_date: i % 2 === 0 ? null : '2027-08-01T00:00:00Z',
+    });
+    if (statuses[i] !== 'Active') emit('UserSequenceStatusChanged', { ...base, occurred_at: at(1), user_sequence_id, status: statuses[i]! });
+  });
+}
 
 process.stdout.write(lines.join('\n') + '\n');

@@ -6,6 +6,8 @@ import type { FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ReadModel } from '../readmodel/model.js';
 import type { Projector } from '../readmodel/projector.js';
+import type { Kind } from '../../projections/records.js';
+import type { ResourceDef } from '../query/resource.js';
 import { resources } from '../resources/index.js';
 import { authPlugin } from './auth.js';
 import { installErrorHandlers } from './errors.js';
@@ -37,10 +39,15 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
     async (api) => {
       await api.register(authPlugin, { model: services.model });
       const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
-      await api.register(readRoutes(resources.shifts, { search: true }), options);
-      await api.register(readRoutes(resources.opportunities, { search: true }), options);
-      await api.register(readRoutes(resources.profiles, { search: true }), options);
-      await api.register(readRoutes(resources.reservations, { search: false }), options);
+      const register = <K extends Kind>(def: ResourceDef<K>) => api.register(readRoutes(def), options);
+      await register(resources.shifts);
+      await register(resources.opportunities);
+      await register(resources.profiles);
+      await register(resources.reservations);
+      await register(resources.formSubmissions);
+      await register(resources.sequences);
+      await register(resources.userSequences);
+      await register(resources.sites);
     },
     { prefix: '/api' },
   );

@@ -18,7 +18,8 @@ import type { ReadView } from '../../projections/projection.js';
 import type { Identified, RowSource, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { MICROS_PER_DAY } from '../time.js';
-import type { OrderingDef, RangeParam } from './resource.js';
+import type { Kind } from '../../projections/records.js';
+import type { OrderingDef, RangeParam, ResourceDef } from './resource.js';
 import type { Filter, Operator, SearchQuery } from './schema.js';
 
 /** How many records match, and the rows of the page asked for, in order. */
@@ -59,8 +60,11 @@ export function intervalOf(type: RangeParam<unknown>['type'] | 'choice', op: Ope
   }
 }
 
-function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<R>, view: ReadView): Plan {
+type Groups<R extends Identified> = ResourceDef<Kind, R>['groups'];
+
+function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<R>, view: ReadView, groups: Groups<R>): Plan {
   const p: Plan = { ranges: [], predicates: [], id: undefined };
+  const grouped = new Map<string, Map<string, string>>();
   const byColumn = new Map<string, Range>();
   const addRange = (column: string, lo: number, hi: number) => {
     const range = byColumn.get(column);
@@ -78,7 +82,11 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
       case 'text':
       case 'uuid': {
         const wanted = String(value).toLowerCase();
-        if (param.primaryKey) {
+        if (param.group !== undefined) {
+          const wanted = grouped.get(param.group) ?? new Map<string, string>();
+          wanted.set(param.name, String(value).toLowerCase());
+          grouped.set(param.group, wanted);
+        } else if (param.primaryKey) {
           if (p.id !== undefined && p.id !== wanted) p.predicates.push(() => false);
           p.id = wanted;
         } else if (param.symbol !== undefined) {
@@ -88,7 +96,10 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
         } else if (param.type === 'uuid') {
           // Ids are kept in lower case (the event catalog normalizes them).
           const get = param.value;
-          p.predicates.push((row) => get(table.record(row), view) === wanted);
+          p.predicates.push((row) => {
+            const v = get(table.record(row), view);
+            return typeof v === 'string' ? v === wanted : Array.isArray(v) && v.includes(wanted);
+          });
         } else {
           const get = param.value;
           p.predicates.push((row) => {
@@ -109,6 +120,11 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
         addRange(param.column, lo, hi);
       }
     }
+  }
+  for (const [group, wanted] of grouped) {
+    const matches = groups?.[group];
+    if (!matches) throw new Error(`no group ${group}`);
+    p.predicates.push((row) => matches(table.record(row), wanted, view));
   }
   return p;
 }
@@ -143,9 +159,10 @@ export function search<R extends Identified>(
   offset: number,
   limit: number,
   view: ReadView,
+  groups?: Groups<R>,
 ): SearchResult {
   if (!table) return { count: 0, rows: [] };
-  const { ranges, predicates, id } = plan(query.filters, table, view);
+  const { ranges, predicates, id } = plan(query.filters, table, view, groups);
   if (ranges.some((r) => r.lo >= r.hi)) return { count: 0, rows: [] };
   const { ordering } = query;
   const order = table.index(ordering.index);

@@ -29,6 +29,12 @@ export interface MatchParam<R> extends ParamBase {
    * every case, such as ids.
    */
   readonly symbol?: string;
+  /**
+   * Filters of one group are tested together, by the resource's group
+   * function, instead of one by one (question.id and question.answer must
+   * hold for the same question).
+   */
+  readonly group?: string;
 }
 
 /** A numeric column: exact match, or a range with the `.gt/.gte/.lt/.lte` suffixes. */
@@ -63,10 +69,21 @@ export interface OrderingDef {
   readonly descending: boolean;
 }
 
+/** Which read endpoints a resource has under /api/<path>/. */
+export interface Endpoints {
+  /** GET …/search/ with the resource's parameters. */
+  readonly search: boolean;
+  /** GET …/{id}/ */
+  readonly retrieve: boolean;
+  /** The list itself takes the resource's parameters (sites: title, user.id). */
+  readonly filteredList: boolean;
+}
+
 export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> extends TableDef<R> {
   readonly kind: K;
   /** Path segment under /api/ */
   readonly path: string;
+  readonly endpoints: Endpoints;
   readonly params: readonly ParamDef<R>[];
   readonly orderings: Readonly<Record<string, OrderingDef>>;
   readonly defaultOrdering: OrderingDef;
@@ -76,6 +93,8 @@ export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> 
   readonly nests: readonly Kind[];
   /** Something else the JSON depends on, as a number that only grows (today's date, for ages). */
   readonly volatile?: (view: JsonView) => number;
+  /** For each group of parameters: whether a record matches the wanted values, by canonical parameter name (lower case). */
+  readonly groups?: Readonly<Record<string, (record: R, wanted: ReadonlyMap<string, string>, view: ReadView) => boolean>>;
   /** The record as retrieve shows it, where that differs from lists. */
   readonly retrieveJson?: (record: R, view: JsonView) => string;
 }

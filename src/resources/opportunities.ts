@@ -40,6 +40,7 @@ const categoryOf = (o: OpportunityRecord, view: ReadView) => view.get('category'
 export const opportunities: ResourceDef<'opportunity'> = {
   kind: 'opportunity',
   path: 'opportunities',
+  endpoints: { search: true, retrieve: true, filteredList: false },
   columns: { created: (o) => o.created_at, status: (o) => o.status },
   symbols: { category: (o) => o.category_id },
   indexes: [{ name: 'created', keys: ['created'] }],

@@ -64,6 +64,7 @@ function profileJson(p: ProfileRecord, view: JsonView, paginated: boolean): stri
 export const profiles: ResourceDef<'profile'> = {
   kind: 'profile',
   path: 'profiles',
+  endpoints: { search: true, retrieve: true, filteredList: false },
   columns: { created: (p) => p.created_at },
   indexes: [{ name: 'created', keys: ['created'] }],
   params: [

@@ -39,6 +39,7 @@ function reservationJson(r: ReservationRecord, view: JsonView): string {
 export const reservations: ResourceDef<'reservation'> = {
   kind: 'reservation',
   path: 'reservations',
+  endpoints: { search: false, retrieve: true, filteredList: false },
   columns: { created: (r) => r.created_at },
   indexes: [{ name: 'created', keys: ['created'] }],
   params: [],

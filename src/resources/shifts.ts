@@ -26,6 +26,7 @@ const opportunityOf = (s: ShiftRecord, view: ReadView) => view.get('opportunity'
 export const shifts: ResourceDef<'shift'> = {
   kind: 'shift',
   path: 'shifts',
+  endpoints: { search: true, retrieve: true, filteredList: false },
   include: (s) => !s.removed,
   columns: {
     start: (s) => s.shift_start_at,

@@ -15,9 +15,14 @@ const OPPORTUNITY = '{opportunity}';
 const CATEGORY = '{category}';
 const PROFILE = '{profile}';
 const RESERVATION = '{reservation}';
+const SUBMISSION = '{submission}';
+const SEQUENCE = '{sequence}';
+const SITE = '{site}';
+/** The user of the first user sequence. */
+const USER = '{user}';
 
 /** Placeholders filled from the data so the cases read as intent, not ids. */
-export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY, PROFILE, RESERVATION };
+export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY, PROFILE, RESERVATION, SUBMISSION, SEQUENCE, SITE, USER };
 
 export const areas: Record<string, SnapshotCase[]> = {
   shifts: [
@@ -69,5 +74,38 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'retrieve, hours logged', url: `/api/reservations/${RESERVATION}/` },
     { name: 'retrieve as another institution', url: `/api/reservations/${RESERVATION}/`, as: 'harbor' },
     { name: 'deep page', url: '/api/reservations/?page=7&limit=10' },
+  ],
+  'form-submissions': [
+    { name: 'list', url: '/api/form-submissions/?limit=3' },
+    { name: 'retrieve', url: `/api/form-submissions/${SUBMISSION}/` },
+    { name: 'retrieve as another institution', url: `/api/form-submissions/${SUBMISSION}/`, as: 'harbor' },
+    { name: 'search by question and answer (same question)', url: '/api/form-submissions/search/?question.id=q-why&question.answer=to+give+back' },
+    { name: 'search by question and answer alias, no such pair', url: '/api/form-submissions/search/?question.id=q-shirt&answer=To+give+back' },
+    { name: 'search by question only', url: '/api/form-submissions/search/?question.id=q-split&limit=2' },
+    { name: 'search by form title and folder', url: '/api/form-submissions/search/?form.title=Volunteer+Intake+Form&folder.name=new+volunteers' },
+    { name: 'search by user', url: `/api/form-submissions/search/?user.id=${USER}` },
+    { name: 'search by user email', url: '/api/form-submissions/search/?user.email=ANA.ALVAREZ0@example.org' },
+    { name: 'search by created_at range', url: '/api/form-submissions/search/?created_at.gte=2026-08-01&form.id=youth-waiver' },
+  ],
+  sequences: [
+    { name: 'list', url: '/api/sequences/' },
+    { name: 'retrieve', url: `/api/sequences/${SEQUENCE}/` },
+    { name: 'retrieve as another institution', url: `/api/sequences/${SEQUENCE}/`, as: 'harbor' },
+    { name: 'search by status, newest first', url: '/api/sequences/search/?status=published&ordering=-created_at' },
+    { name: 'search by display status and created date', url: '/api/sequences/search/?display_status=Private&created_date.gte=2026-08-01' },
+    { name: 'search by title', url: '/api/sequences/search/?title=Forklift+Certification+(2026)' },
+  ],
+  'user-sequences': [
+    { name: 'list', url: '/api/user-sequences/?limit=2' },
+    { name: 'search by user', url: `/api/user-sequences/search/?user.id=${USER}` },
+    { name: 'search by last name and created_at range', url: '/api/user-sequences/search/?user.last_name=alvarez&created_at.gte=2026-08-01T00:00:00Z' },
+    { name: 'harbor list', url: '/api/user-sequences/?limit=1', as: 'harbor' },
+  ],
+  sites: [
+    { name: 'list', url: '/api/sites/' },
+    { name: 'retrieve', url: `/api/sites/${SITE}/` },
+    { name: 'retrieve as another institution', url: `/api/sites/${SITE}/`, as: 'harbor' },
+    { name: 'list by title', url: '/api/sites/?title=main+warehouse' },
+    { name: 'list by member', url: `/api/sites/?user.id=${USER}` },
   ],
 };

@@ -30,7 +30,8 @@ export function sendJson(reply: FastifyReply, json: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
 
-export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: searchable }: { search: boolean }) {
+export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
+  const { search: searchable, retrieve, filteredList } = def.endpoints;
   const querySchema = searchSchema(def);
   return async (parent: FastifyInstance, { model, publicBaseUrl, buffers }: ReadRouteOptions) => {
     const app = parent.withTypeProvider<ZodTypeProvider>();
@@ -45,15 +46,19 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
 
     const answer = (request: FastifyRequest, reply: FastifyReply, query: Paging & Pick<SearchQuery<Records[K]>, 'filters' | 'ordering'>) => {
       const table = model.table(def.kind, request.institutionId);
-      const { count, rows } = search(table, query, offsetOf(query), query.limit, model);
+      const { count, rows } = search(table, query, offsetOf(query), query.limit, model, def.groups);
       checkPage(query, count);
       const results = table ? fragments(table, rows, request.institutionId) : [];
       return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
     };
 
-    app.get(`${base}/`, { schema: { querystring: pagingSchema } }, async (request, reply) =>
-      answer(request, reply, { ...request.query, filters: [], ordering: def.defaultOrdering }),
-    );
+    if (filteredList) {
+      app.get(`${base}/`, { schema: { querystring: querySchema } }, async (request, reply) => answer(request, reply, request.query));
+    } else {
+      app.get(`${base}/`, { schema: { querystring: pagingSchema } }, async (request, reply) =>
+        answer(request, reply, { ...request.query, filters: [], ordering: def.defaultOrdering }),
+      );
+    }
 
     if (searchable) {
       app.get(`${base}/search/`, { schema: { querystring: querySchema } }, async (request, reply) =>
@@ -61,7 +66,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
       );
     }
 
-    app.get(`${base}/:id/`, { schema: { params: idParams } }, async (request, reply) => {
+    if (retrieve) app.get(`${base}/:id/`, { schema: { params: idParams } }, async (request, reply) => {
       const { id } = request.params;
       if (!UUID.test(id)) throw notFound();
       const table = model.table(def.kind, request.institutionId);
@@ -71,7 +76,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>, { search: search
       return sendJson(reply, fragments(table, [row], request.institutionId)[0]!);
     });
 
-    for (const url of [`${base}/`, `${base}/:id/`, ...(searchable ? [`${base}/search/`] : [])]) {
+    for (const url of [`${base}/`, ...(retrieve ? [`${base}/:id/`] : []), ...(searchable ? [`${base}/search/`] : [])]) {
       rejectOtherMethods(parent, url, ['GET']);
     }
   };
