@@ -105,3 +105,62 @@ t.test('a renamed profile shows in the reservations that nest it; logged hours a
   t.equal(after.user.first_name, 'Renamed', 'the reservation shows the current profile');
   t.equal((await app.get(`/api/profiles/${userId}/`)).body.profile_details.full_name.split(' ')[0], 'Renamed');
 });
+
+t.test('every place that nests a record shows its current version', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const all = async (path: string) => {
+    const out: any[] = [];
+    for (let page = 1; ; page++) {
+      const res = await app.get(`/api/${path}/?limit=100&page=${page}`);
+      out.push(...res.body.results);
+      if (!res.body.next) return out;
+    }
+  };
+  const append = async (type: string, data: Record<string, unknown>) => {
+    const event = { type, data: { occurred_at: '2026-11-01T12:00:00Z', ...data } } as DomainEvent;
+    const { position } = await app.runtime.store.append(streamOf(event), [{ id: randomUUID(), type, data: event.data }]);
+    await app.runtime.projector.waitFor(position);
+  };
+
+  // A profile that has a reservation, a form submission and a user sequence.
+  const userSequence = (await all('user-sequences'))[0];
+  const userId: string = userSequence.user_info.id;
+  const institution_id = app.runtime.model.get('profile', userId)!.institution_id;
+  await append('ProfileUpdated', { institution_id, profile_id: userId, last_name: 'Newname' });
+  const submissions = (await all('form-submissions')).filter((s) => s.user.id === userId);
+  const sequences = (await all('user-sequences')).filter((u) => u.user_info.id === userId);
+  t.ok(submissions.length > 0 && sequences.length > 0, 'the profile is nested in submissions and user sequences');
+  for (const s of submissions) t.equal(s.user.last_name, 'Newname', 'form submission user');
+  for (const u of sequences) t.equal(u.user_info.last_name, 'Newname', 'user sequence user_info');
+  t.equal((await app.get(`/api/form-submissions/search/?user.last_name=newname`)).body.count, submissions.length, 'search by the new name');
+
+  // A category nested in opportunities, shifts, profiles' opportunities, reservations and submissions.
+  const submission = (await all('form-submissions')).find((s) => s.categories.length > 0 && s.arrival_source);
+  const categoryId: string = submission.arrival_source.category.id;
+  await append('CategoryUpdated', { institution_id, category_id: categoryId, title: 'Retitled' });
+  const check = (label: string, categories: Array<{ id?: string; title: string } | undefined>) => {
+    t.ok(categories.length > 0, `${label}: some nest the category`);
+    t.ok(categories.every((c) => c?.title === 'Retitled'), `${label}: show the new title`);
+  };
+  const opportunitiesIn = (await all('opportunities')).filter((o) => o.category.id === categoryId);
+  check('opportunities', opportunitiesIn.map((o) => o.category));
+  const ids = new Set(opportunitiesIn.map((o) => o.id));
+  check('shifts', (await all('shifts')).filter((s) => ids.has(s.opportunity.id)).map((s) => s.opportunity.category));
+  check('reservations', (await all('reservations')).filter((r) => ids.has(r.opportunity.id)).map((r) => r.opportunity.category));
+  check(
+    'profiles',
+    (await all('profiles')).flatMap((p) => p.opportunities.filter((o: any) => ids.has(o.opportunity.id)).map((o: any) => o.opportunity.category)),
+  );
+  const afterSubmissions = await all('form-submissions');
+  check('submission categories', afterSubmissions.flatMap((s) => s.categories.filter((c: any) => c.id === categoryId)));
+  check('submission arrival sources', afterSubmissions.filter((s) => s.arrival_source?.category.id === categoryId).map((s) => s.arrival_source.category));
+
+  // An opportunity unpublished: its share URL is gone wherever it shows one.
+  const published = opportunitiesIn.find((o) => o.share_opportunity_url !== null);
+  await append('OpportunityStatusChanged', { institution_id, opportunity_id: published.id, status: 2 });
+  t.equal((await app.get(`/api/opportunities/${published.id}/`)).body.share_opportunity_url, null, 'the opportunity');
+  const nesting = (await all('shifts')).filter((s) => s.opportunity.id === published.id);
+  t.ok(nesting.length > 0 && nesting.every((s) => s.opportunity.share_opportunity_url === null), 'every shift that nests it');
+  t.equal((await app.get(`/api/opportunities/search/?status=2&id=${published.id}`)).body.count, 1, 'and searches see the status');
+});
