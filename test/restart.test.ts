@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { areas } from './snapshots/cases.js';
+import { resolver } from './snapshots/resolve.js';
 import { DEMO_KEY, HARBOR_KEY, ROOT, startApp, tempDir, type TestApp } from './helpers.js';
 
 const run = promisify(execFile);
@@ -15,14 +16,10 @@ const cases = Object.values(areas).flat();
 const keys = { riverside: DEMO_KEY, harbor: HARBOR_KEY, none: null } as const;
 
 async function texts(app: TestApp): Promise<string[]> {
-  const { body } = await app.get('/api/shifts/?limit=5');
-  const shift = body.results[4];
+  const resolve = await resolver(app);
   const out: string[] = [];
   for (const c of cases) {
-    const url = c.url
-      .replaceAll('{shift}', shift.id)
-      .replaceAll('{opportunity}', shift.opportunity.id)
-      .replaceAll('{category}', shift.opportunity.category.id);
+    const url = resolve(c.url);
     const res = await app.get(url, keys[c.as ?? 'riverside']);
     out.push(`${res.status} ${res.text}`);
   }

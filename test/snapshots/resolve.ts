@@ -1,0 +1,30 @@
+/** The snapshot cases' placeholders, filled with ids from the data an app serves. */
+import type { TestApp } from '../helpers.js';
+import { placeholders } from './cases.js';
+
+/** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category, a profile with custom fields, a reservation with hours. */
+export async function resolver(app: TestApp): Promise<(url: string) => string> {
+  const { body } = await app.get('/api/shifts/?limit=5');
+  const shift = body.results[4];
+  const profiles = (await app.get('/api/profiles/?limit=100')).body.results as Array<{ id: string; custom_fields: unknown[] }>;
+  const profile = profiles.find((p) => p.custom_fields.length > 0)!;
+  const reservations = (await app.get('/api/reservations/?limit=100')).body.results as Array<{ id: string; status: number }>;
+  const reservation = reservations.find((r) => r.status === 6)!;
+  const first = async (path: string) => (await app.get(`/api/${path}/?limit=1`)).body.results[0] as { id: string };
+  const submission = await first('form-submissions');
+  const sequence = await first('sequences');
+  const site = await first('sites');
+  const userSequence = (await app.get('/api/user-sequences/?limit=1')).body.results[0] as { user_info: { id: string; last_name: string } };
+  return (url) =>
+    url
+      .replaceAll(placeholders.SHIFT, shift.id)
+      .replaceAll(placeholders.OPPORTUNITY, shift.opportunity.id)
+      .replaceAll(placeholders.CATEGORY, shift.opportunity.category.id)
+      .replaceAll(placeholders.PROFILE, profile.id)
+      .replaceAll(placeholders.RESERVATION, reservation.id)
+      .replaceAll(placeholders.SUBMISSION, submission.id)
+      .replaceAll(placeholders.SEQUENCE, sequence.id)
+      .replaceAll(placeholders.SITE, site.id)
+      .replaceAll(placeholders.USER, userSequence.user_info.id);
+}
+
