@@ -249,6 +249,17 @@ export const eventSchemas = {
   SiteCreated: event({ site_id: id, title: text, address: text.optional() }),
   UserAssignedToSite: event({ site_id: id, user_id: id }),
   UserUnassignedFromSite: event({ site_id: id, user_id: id }),
+  /**
+   * A sites request made with an Idempotency-Key, appended with the events it
+   * decided (in the same append): a retry with the same key answers this
+   * response again; the same key with another body is refused.
+   */
+  SiteRequestHandled: event({
+    idempotency_key: z.string().min(1).max(255),
+    request_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lower-case hex digits' }),
+    status: int,
+    response: z.json(),
+  }),
 } as const;
 
 type Schemas = typeof eventSchemas;
@@ -318,6 +329,7 @@ export function streamOf(event: DomainEvent): string {
     case 'SiteCreated':
     case 'UserAssignedToSite':
     case 'UserUnassignedFromSite':
+    case 'SiteRequestHandled':
       return `site-registry-${event.data.institution_id}`;
     default: {
       const unreachable: never = event;

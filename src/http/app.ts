@@ -13,10 +13,13 @@ import { authPlugin } from './auth.js';
 import { installErrorHandlers } from './errors.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
+import { sitesWriteRoutes } from './routes/sites-write.js';
+import type { SitesCommandHandler } from '../commands/handler.js';
 
 export interface AppServices {
   model: ReadModel;
   projector: Projector;
+  commands: SitesCommandHandler;
   publicBaseUrl: string | undefined;
 }
 
@@ -48,6 +51,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
       await register(resources.sequences);
       await register(resources.userSequences);
       await register(resources.sites);
+      await api.register(sitesWriteRoutes, { model: services.model, commands: services.commands });
     },
     { prefix: '/api' },
   );

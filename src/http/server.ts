@@ -1,6 +1,7 @@
 /** The HTTP server: a Fastify instance around the app plugin. */
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
+import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
 
 export const BODY_LIMIT = 1024 * 1024;
@@ -11,6 +12,7 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
     routerOptions: { ignoreTrailingSlash: true },
     bodyLimit: BODY_LIMIT,
   });
-  await server.register(app, { model: runtime.model, projector: runtime.projector, publicBaseUrl });
+  const commands = new SitesCommandHandler(runtime.store, runtime.projector);
+  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl });
   return server;
 }

@@ -149,6 +149,8 @@ function effectsOf(event: DomainEvent): Effects {
     case 'UserAssignedToSite':
     case 'UserUnassignedFromSite':
       return { refs: [ref('site_id', 'site', d.site_id), ref('user_id', 'profile', d.user_id)] };
+    case 'SiteRequestHandled':
+      return { refs: [] };
     default: {
       const unreachable: never = event;
       return unreachable;
