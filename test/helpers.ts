@@ -10,6 +10,7 @@ import { pino } from 'pino';
 import { createServer } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
+import type { EventStore } from '../src/eventstore/port.js';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
 export const fixturePath = (name: string) => join(ROOT, 'fixtures', name);
@@ -37,13 +38,22 @@ export interface TestApp {
 }
 
 /** Start the app over `dir` (a fresh temporary one by default), after importing the given NDJSON files. */
-export async function startApp(options: { dir?: string; fixtures?: string[]; keep?: boolean } = {}): Promise<TestApp> {
+export interface StartOptions {
+  dir?: string;
+  fixtures?: string[];
+  keep?: boolean;
+  /** What the HTTP app's writes go through (the real store by default). */
+  commandStore?: (store: EventStore) => EventStore;
+}
+
+export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const temp = options.dir ? undefined : tempDir();
   const dir = options.dir ?? temp!.dir;
   const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, undefined, { clock: () => TEST_NOW });
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
-  const server = await createServer(runtime, pino({ level: 'silent' }), 'http://vm.test');
+  const served = options.commandStore ? { ...runtime, store: options.commandStore(runtime.store) } : runtime;
+  const server = await createServer(served, pino({ level: 'silent' }), 'http://vm.test');
   await server.ready();
   return {
     dir,
