@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { EmbeddedEventStore } from './eventstore/embedded.js';
+import { EsdbEventStore } from './eventstore/esdb.js';
 import type { EventStore } from './eventstore/port.js';
 import { ReadModel } from './readmodel/model.js';
 import { ReadModelStore } from './readmodel/persistence.js';
@@ -11,9 +12,7 @@ import { Projector } from './readmodel/projector.js';
 import { tableDefs } from './resources/index.js';
 
 export function openEventStore(config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>): EventStore {
-  if (config.EVENTSTORE_URL !== undefined) {
-    throw new Error('EVENTSTORE_URL is set, but this build has no EventStoreDB adapter yet');
-  }
+  if (config.EVENTSTORE_URL !== undefined) return EsdbEventStore.open(config.EVENTSTORE_URL);
   mkdirSync(config.DATA_DIR, { recursive: true });
   return EmbeddedEventStore.open(join(config.DATA_DIR, 'log'));
 }

@@ -29,11 +29,12 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   installErrorHandlers(instance);
 
   instance.get('/healthz', async () => {
-    const { position, caughtUp, eventsApplied, lastError } = services.projector.status();
+    const { position, caughtUp, eventsApplied, lastError, reconnecting, reconnects } = services.projector.status();
     return {
-      status: caughtUp ? 'ok' : 'catching_up',
+      status: reconnecting ? 'reconnecting' : caughtUp ? 'ok' : 'catching_up',
       position: { commit: position.commit.toString(), prepare: position.prepare.toString() },
       events_applied: eventsApplied,
+      reconnects,
       last_error: lastError ?? null,
     };
   });

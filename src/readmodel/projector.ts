@@ -49,6 +49,9 @@ export interface ProjectorStatus {
   caughtUp: boolean;
   eventsApplied: number;
   lastError: string | undefined;
+  /** The subscription failed or ended and is being re-established. */
+  reconnecting: boolean;
+  reconnects: number;
 }
 
 export class Projector {
@@ -59,6 +62,8 @@ export class Projector {
   private caughtUp = false;
   private eventsApplied = 0;
   private lastError: string | undefined;
+  private reconnecting = false;
+  private reconnects = 0;
   /** The batch being written to LMDB while the next one is projected (one at a time). */
   private writing: Promise<void> = Promise.resolve();
   /** Set when a write failed: the disk then stays at its last good checkpoint. */
@@ -75,7 +80,14 @@ export class Projector {
   }
 
   status(): ProjectorStatus {
-    return { position: this.position, caughtUp: this.caughtUp, eventsApplied: this.eventsApplied, lastError: this.lastError };
+    return {
+      position: this.position,
+      caughtUp: this.caughtUp,
+      eventsApplied: this.eventsApplied,
+      lastError: this.lastError,
+      reconnecting: this.reconnecting,
+      reconnects: this.reconnects,
+    };
   }
 
   /** Load the persisted records (or drop an outdated read model). */
@@ -95,7 +107,10 @@ export class Projector {
     await this.load();
     await new Promise<void>((resolve) => {
       this.subscription = this.store.subscribe(this.position, {
-        onEvents: (events) => this.applyBatch(events),
+        onEvents: (events) => {
+          this.reconnecting = false;
+          return this.applyBatch(events);
+        },
         onCheckpoint: async (position) => {
           if (comparePositions(position, this.position) > 0) {
             await this.persist([], position);
@@ -104,12 +119,19 @@ export class Projector {
         },
         onCaughtUp: () => {
           this.model.flush(); // build the indexes now rather than on the first request
+          if (this.reconnecting) this.log?.info({ position: this.position.commit.toString() }, 'projection subscription re-established');
+          this.reconnecting = false;
           this.caughtUp = true;
           resolve();
         },
         onError: (error) => {
           this.lastError = error instanceof Error ? error.message : String(error);
-          this.log?.error({ err: error }, 'projection subscription failed; retrying');
+          this.reconnecting = true;
+          this.reconnects += 1;
+          this.log?.warn(
+            { err: error, position: this.position.commit.toString(), reconnects: this.reconnects },
+            'projection subscription lost; resubscribing from the checkpoint',
+          );
         },
       });
     });

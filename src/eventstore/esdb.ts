@@ -1,0 +1,345 @@
+/**
+ * The EventStoreDB adapter of the event store port, on @eventstore/db-client.
+ * Everything specific to that client lives in this one module, so moving
+ * to its successor package is a change of this file.
+ *
+ * - Appends map our expected revisions to the client's; WrongExpectedVersion
+ *   becomes our WrongExpectedRevisionError. Appends are idempotent by event
+ *   id within a stream: ids found among the stream's recent events are
+ *   skipped, and a repeat of a whole append answers as the first did.
+ * - Reads of $all and the projector's subscription see only this service's
+ *   streams (a server-side prefix filter skips system events and other
+ *   applications' streams); checkpoints move the position across the
+ *   events filtered out.
+ * - The subscription is consumed with `for await` (backpressure: the next
+ *   event is pulled once the last batch is applied). When it ends or fails
+ *   (server restart, dropped connection, "consumer too slow") it resubscribes
+ *   from the last applied position with capped exponential backoff; an event
+ *   delivered twice is skipped by position.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  ANY,
+  BACKWARDS,
+  END,
+  EventStoreDBClient,
+  FORWARDS,
+  jsonEvent,
+  NO_STREAM,
+  START,
+  STREAM_EXISTS,
+  StreamNotFoundError,
+  streamNameFilter,
+  WrongExpectedVersionError,
+  type AllStreamResolvedEvent,
+  type AppendExpectedRevision,
+  type ResolvedEvent,
+} from '@eventstore/db-client';
+import { streamPrefixes } from '../events/catalog.js';
+import {
+  type AppendResult,
+  comparePositions,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type Position,
+  type RecordedEvent,
+  type StreamAppend,
+  type Subscription,
+  type SubscriptionHandler,
+  startOfLog,
+  StoreUnavailableError,
+  WrongExpectedRevisionError,
+} from './port.js';
+
+export interface EsdbOptions {
+  /** Stream name prefixes that are ours (default: every stream of the event catalog). */
+  readonly prefixes?: readonly string[];
+  /** Events examined between two checkpoints of the subscription filter (the server's search window). */
+  readonly checkpointInterval?: number;
+  /** Resubscription backoff, in ms: first wait and cap. */
+  readonly backoff?: { readonly initialMs: number; readonly maxMs: number };
+  /** How many of a stream's latest events an append checks for repeated ids. */
+  readonly idempotencyWindow?: number;
+}
+
+/** Events handed to the projector at once, at most. */
+const BATCH = 1000;
+
+const toExpected = (expected: ExpectedRevision): AppendExpectedRevision =>
+  expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : expected === 'stream_exists' ? STREAM_EXISTS : BigInt(expected);
+
+function recorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined {
+  const e = resolved.event;
+  if (!e || !e.position) return undefined;
+  return {
+    id: e.id,
+    type: e.type,
+    stream: e.streamId,
+    revision: Number(e.revision),
+    position: { commit: e.position.commit, prepare: e.position.prepare },
+    data: e.data,
+  };
+}
+
+/** Whether a gRPC failure means the server cannot be reached (the client does not always wrap it). */
+function isUnavailable(error: unknown): boolean {
+  const e = error as { code?: number; type?: string } | undefined;
+  return e?.code === 14 || e?.type === 'unavailable';
+}
+
+export class EsdbEventStore implements EventStore {
+  readonly kind = 'eventstoredb';
+  private readonly prefixes: string[];
+  private readonly checkpointInterval: number;
+  private readonly backoff: { initialMs: number; maxMs: number };
+  private readonly window: number;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    options: EsdbOptions = {},
+  ) {
+    this.prefixes = [...(options.prefixes ?? streamPrefixes)];
+    this.checkpointInterval = options.checkpointInterval ?? 32;
+    this.backoff = { initialMs: 100, maxMs: 5000, ...options.backoff };
+    this.window = options.idempotencyWindow ?? 1000;
+  }
+
+  static open(connectionString: string, options: EsdbOptions = {}): EsdbEventStore {
+    return new EsdbEventStore(EventStoreDBClient.connectionString(connectionString), options);
+  }
+
+  async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
+    return this.call(async () => {
+      const known = await this.recentIds(stream);
+      const fresh: EventToAppend[] = [];
+      for (const e of events) if (!known.has(e.id) && !fresh.some((f) => f.id === e.id)) fresh.push(e);
+      if (fresh.length === 0) {
+        // Every event is already in the stream: answer as the first append did.
+        const last = events.at(-1);
+        const seen = last && known.get(last.id);
+        if (seen) return { nextRevision: seen.revision, position: seen.position };
+        const head = await this.lastOf(stream);
+        return { nextRevision: head?.revision ?? -1, position: head?.position ?? startOfLog };
+      }
+      try {
+        const result = await this.client.appendToStream(
+          stream,
+          fresh.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown> })),
+          { expectedRevision: toExpected(expectedRevision) },
+        );
+        if (!result.position) throw new Error(`append to ${stream}: the server gave no position`);
+        return {
+          nextRevision: Number(result.nextExpectedRevision),
+          position: { commit: result.position.commit, prepare: result.position.prepare },
+        };
+      } catch (error) {
+        if (error instanceof WrongExpectedVersionError) {
+          const actual = error.actualVersion;
+          throw new WrongExpectedRevisionError(stream, expectedRevision, typeof actual === 'bigint' ? Number(actual) : 'no_stream');
+        }
+        throw error;
+      }
+    });
+  }
+
+  /** Stream by stream, in order; stops at the first failure (EventStoreDB has no multi-stream transaction). */
+  async appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined> {
+    let last: Position | undefined;
+    for (const { stream, events, expectedRevision } of appends) last = (await this.append(stream, events, expectedRevision)).position;
+    return last;
+  }
+
+  async readStream(stream: string): Promise<RecordedEvent[]> {
+    return this.call(async () => {
+      const out: RecordedEvent[] = [];
+      try {
+        for await (const resolved of this.client.readStream(stream, { direction: FORWARDS, fromRevision: START })) {
+          const e = recorded(resolved);
+          if (e) out.push(e);
+        }
+      } catch (error) {
+        if (error instanceof StreamNotFoundError) return [];
+        throw error;
+      }
+      return out;
+    });
+  }
+
+  async readAll(from: Position, maxCount: number): Promise<RecordedEvent[]> {
+    return this.call(async () => {
+      const out: RecordedEvent[] = [];
+      const pageSize = Math.max(maxCount + 1, 500);
+      // $all reads start *at* a position: skip what is at or before the cursor (the port's start is exclusive).
+      let cursor: Position | undefined = from.commit < 0n ? undefined : from;
+      for (;;) {
+        // Read each page to its end: leaving a read early leaves its call open.
+        const page = await this.collect(this.client.readAll({ direction: FORWARDS, fromPosition: cursor ?? START, maxCount: pageSize }));
+        const count = page.length;
+        let last: RecordedEvent | undefined;
+        for (const e of page) {
+          if (cursor && comparePositions(e.position, cursor) <= 0) continue;
+          last = e;
+          if (this.ours(e.stream)) out.push(e);
+          if (out.length === maxCount) return out;
+        }
+        // A short page is the end of the log; otherwise read on after its last event.
+        if (!last || count < pageSize) return out;
+        cursor = last.position;
+      }
+    });
+  }
+
+  async head(): Promise<Position> {
+    return this.call(async () => {
+      const [last] = await this.collect(this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 }));
+      return last?.position ?? startOfLog;
+    });
+  }
+
+  subscribe(from: Position, handler: SubscriptionHandler): Subscription {
+    let position = from;
+    let closed = false;
+    let current: { unsubscribe(): Promise<void>; destroy(): void } | undefined;
+    let wake: (() => void) | undefined;
+
+    const run = async () => {
+      let failures = 0;
+      while (!closed) {
+        let caughtUp = false;
+        const reachedHead = (head: Position) => {
+          if (!caughtUp && (head.commit < 0n || comparePositions(position, head) >= 0)) {
+            caughtUp = true;
+            handler.onCaughtUp?.(position);
+          }
+        };
+        try {
+          const head = await this.head();
+          let batch: RecordedEvent[] = [];
+          /** A checkpoint that came while events before it were still unapplied. */
+          let pending: Position | undefined;
+          // Handler calls one at a time, in log order.
+          let serial = Promise.resolve();
+          const inOrder = (fn: () => Promise<void>) => (serial = serial.then(fn));
+          const flush = () =>
+            inOrder(async () => {
+              if (batch.length > 0) {
+                const events = batch;
+                batch = [];
+                await handler.onEvents(events);
+                position = events.at(-1)!.position;
+                failures = 0;
+              }
+              if (pending && comparePositions(pending, position) > 0) {
+                await handler.onCheckpoint?.(pending);
+                position = pending;
+              }
+              pending = undefined;
+              reachedHead(head);
+            });
+          const subscription = this.client.subscribeToAll({
+            fromPosition: position.commit < 0n ? START : position,
+            filter: streamNameFilter({
+              prefixes: this.prefixes,
+              // The server checkpoints every maxSearchWindow × checkpointInterval events examined.
+              maxSearchWindow: this.checkpointInterval,
+              checkpointInterval: 1,
+              // Every event before a checkpoint must be applied before the
+              // position moves past it: hand the checkpoint over now only if
+              // nothing is waiting, else after the events waiting.
+              checkpointReached: async (_subscription, checkpoint) => {
+                pending = checkpoint;
+                if (batch.length === 0 && subscription.readableLength === 0) await flush();
+              },
+            }),
+          });
+          current = subscription;
+          subscription.on('caughtUp', () => void inOrder(async () => reachedHead(startOfLog)));
+          reachedHead(head);
+          for await (const resolved of subscription) {
+            if (closed) break;
+            const e = recorded(resolved);
+            if (e && comparePositions(e.position, position) > 0) batch.push(e); // else: delivered twice
+            // Hand over what has arrived: a full batch, or whatever is there once nothing more is buffered.
+            if (batch.length >= BATCH || subscription.readableLength === 0) await flush();
+          }
+          await subscription.unsubscribe();
+          if (closed) break;
+          // The server ended the subscription without an error: resubscribe.
+          handler.onError?.(new StoreUnavailableError('the subscription ended; resubscribing'));
+        } catch (error) {
+          if (closed) break;
+          handler.onError?.(error);
+        }
+        failures++;
+        const wait = Math.min(this.backoff.initialMs * 2 ** (failures - 1), this.backoff.maxMs);
+        await Promise.race([sleep(wait), new Promise<void>((resolve) => (wake = resolve))]);
+      }
+    };
+    const running = run();
+    return {
+      close: async () => {
+        closed = true;
+        wake?.();
+        // unsubscribe() cancels the call, but the client then never ends the
+        // iteration: destroy the stream so `for await` returns.
+        const subscription = current as ({ unsubscribe(): Promise<void>; destroy(): void } | undefined);
+        await subscription?.unsubscribe().catch(() => undefined);
+        subscription?.destroy();
+        await running;
+      },
+    };
+  }
+
+  async close(): Promise<void> {
+    await this.client.dispose();
+  }
+
+  private ours(stream: string): boolean {
+    return this.prefixes.some((p) => stream.startsWith(p));
+  }
+
+  /** The stream's latest events by id (within the idempotency window). */
+  private async recentIds(stream: string): Promise<Map<string, { revision: number; position: Position }>> {
+    const ids = new Map<string, { revision: number; position: Position }>();
+    try {
+      for await (const resolved of this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: this.window })) {
+        const e = recorded(resolved);
+        if (e) ids.set(e.id, { revision: e.revision, position: e.position });
+      }
+    } catch (error) {
+      if (!(error instanceof StreamNotFoundError)) throw error;
+    }
+    return ids;
+  }
+
+  private async lastOf(stream: string): Promise<RecordedEvent | undefined> {
+    try {
+      const [last] = await this.collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 }));
+      return last;
+    } catch (error) {
+      if (!(error instanceof StreamNotFoundError)) throw error;
+    }
+    return undefined;
+  }
+
+  /** Every event of a read, to its end. */
+  private async collect(read: AsyncIterable<ResolvedEvent | AllStreamResolvedEvent>): Promise<RecordedEvent[]> {
+    const out: RecordedEvent[] = [];
+    for await (const resolved of read) {
+      const e = recorded(resolved);
+      if (e) out.push(e);
+    }
+    return out;
+  }
+
+  /** Run a call; a server that cannot be reached becomes StoreUnavailableError. */
+  private async call<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (error) {
+      if (isUnavailable(error)) throw new StoreUnavailableError('EventStoreDB is unavailable', { cause: error });
+      throw error;
+    }
+  }
+}
