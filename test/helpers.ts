@@ -42,6 +42,8 @@ export interface StartOptions {
   dir?: string;
   fixtures?: string[];
   keep?: boolean;
+  /** Use EventStoreDB (e.g. the stand-in) as the log instead of the embedded one. */
+  eventstoreUrl?: string;
   /** What the HTTP app's writes go through (the real store by default). */
   commandStore?: (store: EventStore) => EventStore;
 }
@@ -49,7 +51,7 @@ export interface StartOptions {
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const temp = options.dir ? undefined : tempDir();
   const dir = options.dir ?? temp!.dir;
-  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, undefined, { clock: () => TEST_NOW });
+  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: options.eventstoreUrl }, undefined, { clock: () => TEST_NOW });
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
   const served = options.commandStore ? { ...runtime, store: options.commandStore(runtime.store) } : runtime;

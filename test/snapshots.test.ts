@@ -7,31 +7,11 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import { areas, type SnapshotCase } from './snapshots/cases.js';
-import { resolver } from './snapshots/resolve.js';
-import { DEMO_KEY, HARBOR_KEY, ROOT, startApp, type TestApp } from './helpers.js';
+import { areas } from './snapshots/cases.js';
+import { type Answer, answers } from './snapshots/resolve.js';
+import { ROOT, startApp, type TestApp } from './helpers.js';
 
 const UPDATE = process.env.UPDATE_SNAPSHOTS === '1';
-const keys = { riverside: DEMO_KEY, harbor: HARBOR_KEY, none: null } as const;
-
-export interface Answer {
-  name: string;
-  url: string;
-  status: number;
-  body: unknown;
-}
-
-export async function answers(app: TestApp, cases: readonly SnapshotCase[]): Promise<Answer[]> {
-  const resolve = await resolver(app);
-  const out: Answer[] = [];
-  for (const c of cases) {
-    const url = resolve(c.url);
-    const res = await app.get(url, keys[c.as ?? 'riverside']);
-    out.push({ name: c.name, url, status: res.status, body: res.body });
-  }
-  return out;
-}
-
 let app: TestApp;
 t.before(async () => {
   app = await startApp({ fixtures: ['demo.ndjson'] });

@@ -216,27 +216,26 @@ export class EsdbEventStore implements EventStore {
         try {
           const head = await this.head();
           let batch: RecordedEvent[] = [];
-          /** A checkpoint that came while events before it were still unapplied. */
-          let pending: Position | undefined;
           // Handler calls one at a time, in log order.
           let serial = Promise.resolve();
           const inOrder = (fn: () => Promise<void>) => (serial = serial.then(fn));
           const flush = () =>
             inOrder(async () => {
-              if (batch.length > 0) {
-                const events = batch;
-                batch = [];
-                await handler.onEvents(events);
-                position = events.at(-1)!.position;
-                failures = 0;
-              }
-              if (pending && comparePositions(pending, position) > 0) {
-                await handler.onCheckpoint?.(pending);
-                position = pending;
-              }
-              pending = undefined;
+              if (batch.length === 0) return;
+              const events = batch;
+              batch = [];
+              await handler.onEvents(events);
+              position = events.at(-1)!.position;
+              failures = 0;
               reachedHead(head);
             });
+          // The consumer below is idle when every event received so far is applied.
+          let busy = false;
+          let idleWaiters: Array<() => void> = [];
+          const idle = () => {
+            for (const resolve of idleWaiters) resolve();
+            idleWaiters = [];
+          };
           const subscription = this.client.subscribeToAll({
             fromPosition: position.commit < 0n ? START : position,
             filter: streamNameFilter({
@@ -244,12 +243,20 @@ export class EsdbEventStore implements EventStore {
               // The server checkpoints every maxSearchWindow × checkpointInterval events examined.
               maxSearchWindow: this.checkpointInterval,
               checkpointInterval: 1,
-              // Every event before a checkpoint must be applied before the
-              // position moves past it: hand the checkpoint over now only if
-              // nothing is waiting, else after the events waiting.
+              // The client waits for this callback before passing on later
+              // events, but events before the checkpoint may still be on their
+              // way to the consumer: wait until it has applied them, so the
+              // position never moves past an event not yet applied.
               checkpointReached: async (_subscription, checkpoint) => {
-                pending = checkpoint;
-                if (batch.length === 0 && subscription.readableLength === 0) await flush();
+                if (busy || batch.length > 0 || subscription.readableLength > 0) {
+                  await new Promise<void>((resolve) => idleWaiters.push(resolve));
+                }
+                await inOrder(async () => {
+                  if (comparePositions(checkpoint, position) <= 0) return;
+                  await handler.onCheckpoint?.(checkpoint);
+                  position = checkpoint;
+                  reachedHead(head);
+                });
               },
             }),
           });
@@ -258,11 +265,15 @@ export class EsdbEventStore implements EventStore {
           reachedHead(head);
           for await (const resolved of subscription) {
             if (closed) break;
+            busy = true;
             const e = recorded(resolved);
-            if (e && comparePositions(e.position, position) > 0) batch.push(e); // else: delivered twice
+            if (e && comparePositions(e.position, position) > 0 && !batch.some((b) => b.id === e.id)) batch.push(e); // else: delivered twice
             // Hand over what has arrived: a full batch, or whatever is there once nothing more is buffered.
             if (batch.length >= BATCH || subscription.readableLength === 0) await flush();
+            busy = false;
+            if (batch.length === 0 && subscription.readableLength === 0) idle();
           }
+          idle();
           await subscription.unsubscribe();
           if (closed) break;
           // The server ended the subscription without an error: resubscribe.

@@ -1,6 +1,6 @@
 /** The snapshot cases' placeholders, filled with ids from the data an app serves. */
-import type { TestApp } from '../helpers.js';
-import { placeholders } from './cases.js';
+import { DEMO_KEY, HARBOR_KEY, type TestApp } from '../helpers.js';
+import { placeholders, type SnapshotCase } from './cases.js';
 
 /** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category, a profile with custom fields, a reservation with hours. */
 export async function resolver(app: TestApp): Promise<(url: string) => string> {
@@ -26,5 +26,26 @@ export async function resolver(app: TestApp): Promise<(url: string) => string> {
       .replaceAll(placeholders.SEQUENCE, sequence.id)
       .replaceAll(placeholders.SITE, site.id)
       .replaceAll(placeholders.USER, userSequence.user_info.id);
+}
+
+
+const keys = { riverside: DEMO_KEY, harbor: HARBOR_KEY, none: null } as const;
+
+export interface Answer {
+  name: string;
+  url: string;
+  status: number;
+  body: unknown;
+}
+
+export async function answers(app: TestApp, cases: readonly SnapshotCase[]): Promise<Answer[]> {
+  const resolve = await resolver(app);
+  const out: Answer[] = [];
+  for (const c of cases) {
+    const url = resolve(c.url);
+    const res = await app.get(url, keys[c.as ?? 'riverside']);
+    out.push({ name: c.name, url, status: res.status, body: res.body });
+  }
+  return out;
 }
 
