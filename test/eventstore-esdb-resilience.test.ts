@@ -72,7 +72,18 @@ t.test('dropped and refused subscriptions resume from the last position, each ev
   await t.rejects(store.append(`thing-${randomUUID()}`, [event()]), StoreUnavailableError, 'an append while the server is down is StoreUnavailableError');
   await new Promise((resolve) => setTimeout(resolve, 300));
   await server.resume();
-  await append(2);
+  // The client reconnects on its own, after its channel's backoff: retry as a caller would.
+  const started = Date.now();
+  for (;;) {
+    try {
+      await append(1);
+      break;
+    } catch (error) {
+      if (!(error instanceof StoreUnavailableError) || Date.now() - started > 5000) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+  }
+  await append(1);
   await until(() => (seen.length === 9 ? true : undefined));
 
   t.same(seen.map((e) => e.id), expected, 'every event of ours, in order, once, across two drops and an outage');

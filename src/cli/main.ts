@@ -66,8 +66,8 @@ async function serve(config: Config, demo: boolean): Promise<void> {
     await server.close();
     await runtime.close();
   });
-  await server.listen({ port: config.PORT, host: config.HOST });
-  const url = `http://${config.HOST}:${config.PORT}`;
+  // The address actually bound (PORT=0 picks a free port).
+  const url = await server.listen({ port: config.PORT, host: config.HOST });
   if (demo) {
     const key = readFileSync(fixture('demo.key'), 'utf8').trim();
     if (runtime.model.apiKey(sha256(key))) {

@@ -1,6 +1,7 @@
 /** One error handler and one not-found handler: every error body is `{"detail": …}`. */
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { StoreUnavailableError } from '../eventstore/port.js';
 
 export class HttpError extends Error {
   constructor(
@@ -14,7 +15,7 @@ export class HttpError extends Error {
 export const notFound = () => new HttpError(404, 'Not found.');
 
 export function installErrorHandlers(app: FastifyInstance): void {
-  app.setErrorHandler((error: FastifyError | HttpError, request, reply) => {
+  app.setErrorHandler((error: FastifyError | HttpError | StoreUnavailableError, request, reply) => {
     if (error instanceof HttpError) return reply.code(error.statusCode).send({ detail: error.detail });
     if (hasZodFastifySchemaValidationErrors(error)) {
       const issue = error.validation[0];
@@ -22,6 +23,10 @@ export function installErrorHandlers(app: FastifyInstance): void {
       const message = issue?.message ?? 'Invalid request.';
       const detail = error.validationContext === 'body' && field ? `${field}: ${message}` : message;
       return reply.code(400).send({ detail });
+    }
+    if (error instanceof StoreUnavailableError) {
+      request.log.warn({ err: error }, 'event store unavailable');
+      return reply.code(503).send({ detail: 'The event store is unavailable; retry the request.' });
     }
     const status = error.statusCode ?? 500;
     if (status >= 400 && status < 500) {
