@@ -4,6 +4,7 @@
  */
 import t from 'tap';
 import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from '../src/eventstore/port.js';
+import { EsdbStandIn } from './esdb-standin/server.js';
 import { startApp, tempDir, type TestApp, DEMO_KEY, HARBOR_KEY } from './helpers.js';
 
 async function post(app: TestApp, path: string, body: unknown, headers: Record<string, string> = {}, key = DEMO_KEY) {
@@ -35,8 +36,17 @@ async function siteTitles(app: TestApp): Promise<string[]> {
   }
 }
 
-t.test('answers, read-your-writes and every error', async (t) => {
-  const app = await startApp({ fixtures: ['demo.ndjson'] });
+/** The suite, on the embedded log and on the EventStoreDB stand-in. */
+for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
+  t.test(name, async (t) => {
+    let server: EsdbStandIn | undefined;
+    if (name === 'EventStoreDB stand-in') {
+      server = await EsdbStandIn.start();
+      t.teardown(() => server!.stop());
+    }
+    const backend = () => (server ? { eventstoreUrl: server.connectionString } : {});
+  t.test('answers, read-your-writes and every error', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'], ...backend() });
   t.teardown(() => app.close());
 
   const created = await post(app, 'bulk-create', { sites: [{ title: ' East Hub ', address: '1 East St' }, { title: 'West Hub' }] });
@@ -94,8 +104,8 @@ t.test('answers, read-your-writes and every error', async (t) => {
   t.equal((await registry(app)).length, before, 'no rejected request appended anything');
 });
 
-t.test('Idempotency-Key', async (t) => {
-  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.test('Idempotency-Key', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'], ...backend() });
   t.teardown(() => app.close());
   const body = { sites: [{ title: 'Keyed' }] };
   const first = await post(app, 'bulk-create', body, { 'idempotency-key': 'k-1' });
@@ -138,9 +148,9 @@ function interleaving(store: EventStore, conflicts: { count: number }): EventSto
   });
 }
 
-t.test('races: 50 concurrent bulk-creates and 50 concurrent assigns', async (t) => {
+  t.test('races: 50 concurrent bulk-creates and 50 concurrent assigns', async (t) => {
   const conflicts = { count: 0 };
-  const app = await startApp({ fixtures: ['demo.ndjson'], commandStore: (store) => interleaving(store, conflicts) });
+  const app = await startApp({ fixtures: ['demo.ndjson'], ...backend(), commandStore: (store) => interleaving(store, conflicts) });
   t.teardown(() => app.close());
   const existing = (await siteTitles(app)).length;
 
@@ -182,10 +192,10 @@ t.test('races: 50 concurrent bulk-creates and 50 concurrent assigns', async (t) 
   t.ok(conflicts.count >= 50, `${conflicts.count} conflicting appends were refused and retried`);
 });
 
-t.test('sites, memberships and idempotency keys survive a restart', async (t) => {
+  t.test('sites, memberships and idempotency keys survive a restart', async (t) => {
   const tmp = tempDir();
   t.teardown(tmp.remove);
-  const first = await startApp({ dir: tmp.dir, keep: true, fixtures: ['demo.ndjson'] });
+  const first = await startApp({ dir: tmp.dir, keep: true, fixtures: ['demo.ndjson'], ...backend() });
   const created = await post(first, 'bulk-create', { sites: [{ title: 'Durable' }] }, { 'idempotency-key': 'durable-1' });
   const site = created.body.results[0];
   const user = await firstProfile(first);
@@ -193,10 +203,12 @@ t.test('sites, memberships and idempotency keys survive a restart', async (t) =>
   const before = (await first.get(`/api/sites/${site.id}/`)).body;
   await first.close();
 
-  const second = await startApp({ dir: tmp.dir, keep: true });
+  const second = await startApp({ dir: tmp.dir, keep: true, ...backend() });
   t.teardown(() => second.close());
   t.same((await second.get(`/api/sites/${site.id}/`)).body, before, 'the site and its member count');
   t.equal((await second.get(`/api/sites/?user.id=${user}&title=durable`)).body.count, 1, 'the membership');
   t.same(await post(second, 'bulk-create', { sites: [{ title: 'Durable' }] }, { 'idempotency-key': 'durable-1' }), created, 'a retry after the restart answers the first response');
   t.same(await post(second, 'assign', { site_ids: [site.id], user_ids: [user] }), { status: 200, body: { assigned: 0, already_assigned: 1 } });
 });
+  });
+}
