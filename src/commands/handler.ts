@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import { type DomainEvent, isEventType } from '../events/catalog.js';
+import { type DomainEvent, isEventType, siteRegistryStream } from '../events/catalog.js';
 import { type EventStore, type ExpectedRevision, WrongExpectedRevisionError } from '../eventstore/port.js';
 import type { Projector } from '../readmodel/projector.js';
 import { decide, emptyRegistry, evolve, type SitesCommand } from './sites.js';
@@ -19,8 +19,6 @@ export type CommandResult =
   | { readonly status: number; readonly body: unknown }
   | { readonly status: number; readonly detail: string };
 
-export const registryStream = (institutionId: string) => `site-registry-${institutionId}`;
-
 export class SitesCommandHandler {
   constructor(
     private readonly store: EventStore,
@@ -29,7 +27,7 @@ export class SitesCommandHandler {
 
   /** Decide and append `command`, built afresh for each attempt (it may read the read model). */
   async execute(institutionId: string, command: () => SitesCommand): Promise<CommandResult> {
-    const stream = registryStream(institutionId);
+    const stream = siteRegistryStream(institutionId);
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const recorded = await this.store.readStream(stream);
       const state = emptyRegistry();

@@ -5,19 +5,12 @@
  * command handler (handler.ts) loads the stream and appends.
  */
 import type { DomainEvent, EventData } from '../events/catalog.js';
-
-export interface SiteState {
-  readonly id: string;
-  readonly title: string;
-  readonly address: string;
-  readonly created_at: string;
-  updated_at: string;
-  readonly users: Set<string>;
-}
+import { siteBody } from '../resources/sites.js';
+import { parseEventTimestamp } from '../time.js';
 
 export interface RegistryState {
-  /** Sites by id. */
-  readonly sites: Map<string, SiteState>;
+  /** The users assigned to each site, by site id. */
+  readonly sites: Map<string, Set<string>>;
   /** Site ids by normalized title (trimmed, lower case). */
   readonly titles: Map<string, string>;
   /** Requests made with an Idempotency-Key, by key. */
@@ -35,24 +28,16 @@ export function evolve(state: RegistryState, event: DomainEvent): RegistryState 
   switch (event.type) {
     case 'SiteCreated': {
       const d = event.data;
-      state.sites.set(d.site_id, {
-        id: d.site_id,
-        title: d.title,
-        address: d.address ?? '',
-        created_at: d.occurred_at,
-        updated_at: d.occurred_at,
-        users: new Set(),
-      });
+      state.sites.set(d.site_id, new Set());
       state.titles.set(normalizeTitle(d.title), d.site_id);
       break;
     }
     case 'UserAssignedToSite':
     case 'UserUnassignedFromSite': {
-      const site = state.sites.get(event.data.site_id);
-      if (!site) break;
-      if (event.type === 'UserAssignedToSite') site.users.add(event.data.user_id);
-      else site.users.delete(event.data.user_id);
-      site.updated_at = event.data.occurred_at;
+      const users = state.sites.get(event.data.site_id);
+      if (!users) break;
+      if (event.type === 'UserAssignedToSite') users.add(event.data.user_id);
+      else users.delete(event.data.user_id);
       break;
     }
     case 'SiteRequestHandled': {
@@ -102,18 +87,6 @@ export type Decision =
 
 const reject = (status: number, detail: string): Decision => ({ outcome: 'rejected', status, detail });
 
-/** The site as the API shows it. */
-export function siteView(site: Pick<SiteState, 'id' | 'title' | 'address' | 'created_at' | 'updated_at'>, users: number) {
-  return {
-    id: site.id,
-    title: site.title,
-    address: site.address,
-    created_at: site.created_at,
-    updated_at: site.updated_at,
-    users_count: users,
-  };
-}
-
 export function decide(state: RegistryState, command: SitesCommand): Decision {
   if (command.idempotency) {
     const earlier = state.requests.get(command.idempotency.key);
@@ -162,9 +135,11 @@ function bulkCreate(state: RegistryState, command: BulkCreateSites): Decision {
       ...(site.address === undefined ? {} : { address: site.address }),
     },
   }));
+  // The new sites as a GET will show them.
+  const at = parseEventTimestamp(occurred_at) ?? 0;
   const results = events.map((e) => {
     const d = e.data as EventData<'SiteCreated'>;
-    return siteView({ id: d.site_id, title: d.title, address: d.address ?? '', created_at: occurred_at, updated_at: occurred_at }, 0);
+    return siteBody({ id: d.site_id, institution_id, title: d.title, address: d.address ?? '', user_ids: [], created_at: at, updated_at: at });
   });
   return { outcome: 'accepted', events, status: 201, response: { count: results.length, results } };
 }
@@ -181,12 +156,12 @@ function membership(state: RegistryState, command: ChangeMembership): Decision {
   let unchanged = 0;
   const done = new Set<string>();
   for (const siteId of command.site_ids) {
-    const site = state.sites.get(siteId)!;
+    const users = state.sites.get(siteId)!;
     for (const userId of command.user_ids) {
       const pair = `${siteId} ${userId}`;
       if (done.has(pair)) continue; // the same pair twice in one request counts once
       done.add(pair);
-      if (site.users.has(userId) === assign) {
+      if (users.has(userId) === assign) {
         unchanged++;
         continue;
       }

@@ -264,7 +264,6 @@ export const eventSchemas = {
 
 type Schemas = typeof eventSchemas;
 export type EventType = keyof Schemas;
-export const eventTypes = Object.keys(eventSchemas) as EventType[];
 
 /** The data of one event type, as validated (ids in lower case). */
 export type EventData<T extends EventType> = z.output<Schemas[T]>;
@@ -276,6 +275,9 @@ export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 export function isEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
 }
+
+/** The stream of everything about one institution's sites. */
+export const siteRegistryStream = (institutionId: string) => `site-registry-${institutionId}`;
 
 /**
  * The stream an event belongs to: the aggregate it changes. Everything about
@@ -330,7 +332,7 @@ export function streamOf(event: DomainEvent): string {
     case 'UserAssignedToSite':
     case 'UserUnassignedFromSite':
     case 'SiteRequestHandled':
-      return `site-registry-${event.data.institution_id}`;
+      return siteRegistryStream(event.data.institution_id);
     default: {
       const unreachable: never = event;
       throw new Error(`no stream for ${JSON.stringify(unreachable)}`);

@@ -83,9 +83,9 @@ function plan<R extends Identified>(filters: readonly Filter<R>[], table: Table<
       case 'uuid': {
         const wanted = String(value).toLowerCase();
         if (param.group !== undefined) {
-          const wanted = grouped.get(param.group) ?? new Map<string, string>();
-          wanted.set(param.name, String(value).toLowerCase());
-          grouped.set(param.group, wanted);
+          const values = grouped.get(param.group) ?? new Map<string, string>();
+          values.set(param.name, wanted);
+          grouped.set(param.group, values);
         } else if (param.primaryKey) {
           if (p.id !== undefined && p.id !== wanted) p.predicates.push(() => false);
           p.id = wanted;
@@ -230,8 +230,7 @@ export function search<R extends Identified>(
   for (let i = 0; i < matches.length; i++) positions[i] = ranks[matches[i]!]!;
   positions.sort();
   const page: number[] = [];
-  const end = Math.min(offset + limit, count);
-  for (let k = offset; k < end; k++) page.push(order.order[positions[ordering.descending ? count - 1 - k : k]!]!);
+  for (let k = offset; k < wanted; k++) page.push(order.order[positions[ordering.descending ? count - 1 - k : k]!]!);
   return { count, rows: page };
 }
 

@@ -98,5 +98,3 @@ export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> 
   /** The record as retrieve shows it, where that differs from lists. */
   readonly retrieveJson?: (record: R, view: JsonView) => string;
 }
-
-export type AnyResourceDef = { [K in Kind]: ResourceDef<K> }[Kind];

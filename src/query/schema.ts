@@ -33,7 +33,8 @@ export interface SearchQuery<R> extends Paging {
 export const DEFAULT_LIMIT = 10;
 export const MAX_LIMIT = 100;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+/** A UUID as query strings and paths take it (any case). */
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER = /^[+-]?\d{1,15}$/;
 
 /** One query-string value: a string, or an error when the key was repeated. `''` means absent. */

@@ -51,10 +51,6 @@ export class ReadModel implements JsonView {
     return this.revisionsByInstitution.get(institutionId)?.[kind] ?? 0;
   }
 
-  count(kind: Kind): number {
-    return this.maps[kind].size;
-  }
-
   /** The searchable records of one kind and institution (undefined: none yet). */
   table<K extends Kind>(kind: K, institutionId: string): Table<Records[K]> | undefined {
     const table = this.tables.get(`${kind}:${institutionId}`);
@@ -75,21 +71,20 @@ export class ReadModel implements JsonView {
     else map.set(id, record);
     this.revisions[kind] += 1;
     const owner = record ?? before;
-    if (owner) {
-      const institution = institutionOf(kind, owner);
-      let counts = this.revisionsByInstitution.get(institution);
-      if (!counts) {
-        counts = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
-        this.revisionsByInstitution.set(institution, counts);
-      }
-      counts[kind] += 1;
+    if (!owner) return;
+    const institution = institutionOf(kind, owner);
+    let counts = this.revisionsByInstitution.get(institution);
+    if (!counts) {
+      counts = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
+      this.revisionsByInstitution.set(institution, counts);
     }
+    counts[kind] += 1;
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
 
     const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
-    if (!def || !owner) return;
-    const tableKey = `${kind}:${institutionOf(kind, owner)}`;
+    if (!def) return;
+    const tableKey = `${kind}:${institution}`;
     let table = this.tables.get(tableKey);
     if (!table) {
       table = new Table<AnyRecord>(def);

@@ -164,8 +164,10 @@ export class Projector {
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
     if (events.length === 0) return;
     const changed = new Map<string, Change>();
+    let applied = 0;
     for (const event of events) {
       if (comparePositions(event.position, this.position) <= 0) continue; // delivered twice
+      applied++;
       for (const change of this.project(event)) {
         this.model.apply(change);
         changed.set(`${change.kind}:${change.id}`, change);
@@ -174,7 +176,7 @@ export class Projector {
     const last = events[events.length - 1]!.position;
     if (comparePositions(last, this.position) <= 0) return;
     await this.persist(changed.values(), last);
-    this.eventsApplied += events.length;
+    this.eventsApplied += applied;
     this.advance(last);
   }
 
@@ -194,7 +196,6 @@ export class Projector {
       this.log?.error({ err: error }, 'writing the read model failed; it will catch up from its last checkpoint at restart');
     });
   }
-
 
   /** Every projection sees the model as it stood before the event. */
   private project(event: RecordedEvent): Change[] {

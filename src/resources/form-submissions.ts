@@ -1,6 +1,7 @@
 /** Form submissions: declaration, search parameters (incl. question and answer together) and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { FormSubmissionRecord } from '../../projections/records.js';
+import { byCreatedAt } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
 import { plainOpportunityJson } from './reservations.js';
@@ -68,9 +69,8 @@ export const formSubmissions: ResourceDef<'formsubmission'> = {
   kind: 'formsubmission',
   path: 'form-submissions',
   endpoints: { search: true, retrieve: true, filteredList: false },
-  columns: { created: (s) => s.created_at },
+  ...byCreatedAt,
   symbols: { user: (s) => s.user_id },
-  indexes: [{ name: 'created', keys: ['created'] }],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
@@ -97,8 +97,6 @@ export const formSubmissions: ResourceDef<'formsubmission'> = {
         (q) => same(q.question.id, wanted.get('question.id')) && same(q.answer ?? '', wanted.get('question.answer')),
       ),
   },
-  orderings: {},
-  defaultOrdering: { index: 'created', descending: false },
   json: submissionJson,
   nests: ['profile', 'site', 'category', 'opportunity'],
 };

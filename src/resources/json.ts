@@ -53,16 +53,14 @@ export class FragmentCache<R extends object, V> {
     let stamp = 0;
     for (const kind of this.def.nests) stamp += view.revision(kind);
     const hit = this.cache.get(record);
-    if (hit !== undefined) {
-      if (hit.stamp === stamp) return hit.value;
-      const deps = this.def.deps(record, view);
-      if (sameItems(hit.deps, deps)) {
-        hit.stamp = stamp;
-        return hit.value;
-      }
+    if (hit !== undefined && hit.stamp === stamp) return hit.value;
+    const deps = this.def.deps(record, view);
+    if (hit !== undefined && sameItems(hit.deps, deps)) {
+      hit.stamp = stamp;
+      return hit.value;
     }
     const value = this.def.build(record, view);
-    this.cache.set(record, { stamp, deps: this.def.deps(record, view), value });
+    this.cache.set(record, { stamp, deps, value });
     return value;
   }
 }
@@ -72,6 +70,3 @@ function sameItems(a: readonly unknown[], b: readonly unknown[]): boolean {
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
 }
-
-/** A fragment as the UTF-8 bytes responses are assembled from. */
-export const bytes = (json: string): Buffer => Buffer.from(json, 'utf8');

@@ -1,6 +1,7 @@
 /** Opportunities (roles): declaration, search parameters and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
+import { byCreatedAt, createdAtOrderings } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { FragmentCache, type JsonView, str, ts } from './json.js';
 
@@ -41,9 +42,9 @@ export const opportunities: ResourceDef<'opportunity'> = {
   kind: 'opportunity',
   path: 'opportunities',
   endpoints: { search: true, retrieve: true, filteredList: false },
-  columns: { created: (o) => o.created_at, status: (o) => o.status },
+  ...byCreatedAt,
+  columns: { ...byCreatedAt.columns, status: (o) => o.status },
   symbols: { category: (o) => o.category_id },
-  indexes: [{ name: 'created', keys: ['created'] }],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (o) => o.id },
     { name: 'title', type: 'text', value: (o) => o.title },
@@ -58,11 +59,7 @@ export const opportunities: ResourceDef<'opportunity'> = {
       value: (o, view) => categoryOf(o, view)?.title,
     },
   ],
-  orderings: {
-    created_at: { index: 'created', descending: false },
-    '-created_at': { index: 'created', descending: true },
-  },
-  defaultOrdering: { index: 'created', descending: false },
+  orderings: createdAtOrderings,
   json: opportunityJson,
   nests: ['category', 'institution'],
 };

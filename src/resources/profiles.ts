@@ -1,6 +1,7 @@
 /** Profiles: declaration, search parameters and JSON (custom fields, tags, opportunities, age). */
 import type { ReadView } from '../../projections/projection.js';
 import type { CustomFieldAnswer, ProfileRecord } from '../../projections/records.js';
+import { byCreatedAt } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { ageOn } from '../time.js';
 import { date, json, type JsonView, str, ts } from './json.js';
@@ -65,8 +66,7 @@ export const profiles: ResourceDef<'profile'> = {
   kind: 'profile',
   path: 'profiles',
   endpoints: { search: true, retrieve: true, filteredList: false },
-  columns: { created: (p) => p.created_at },
-  indexes: [{ name: 'created', keys: ['created'] }],
+  ...byCreatedAt,
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (p) => p.id },
     { name: 'first_name', type: 'text', value: (p) => p.first_name },
@@ -78,8 +78,6 @@ export const profiles: ResourceDef<'profile'> = {
     { name: 'created_date', type: 'date', range: true, column: 'created' },
     { name: 'tag', type: 'text', value: (p) => p.tags.map((t) => t.tag.tag_title) },
   ],
-  orderings: {},
-  defaultOrdering: { index: 'created', descending: false },
   json: (p, view) => profileJson(p, view, true),
   retrieveJson: (p, view) => profileJson(p, view, false),
   nests: ['opportunity', 'category', 'customfield'],

@@ -1,6 +1,7 @@
 /** Reservations: list and retrieve, with the reduced shift, the user summary and the opportunity. */
 import type { ReadView } from '../../projections/projection.js';
 import type { OpportunityRecord, ReservationRecord, ShiftRecord } from '../../projections/records.js';
+import { byCreatedAt } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { categoryJson } from './opportunities.js';
 import { json, type JsonView, str, ts } from './json.js';
@@ -40,11 +41,8 @@ export const reservations: ResourceDef<'reservation'> = {
   kind: 'reservation',
   path: 'reservations',
   endpoints: { search: false, retrieve: true, filteredList: false },
-  columns: { created: (r) => r.created_at },
-  indexes: [{ name: 'created', keys: ['created'] }],
+  ...byCreatedAt,
   params: [],
-  orderings: {},
-  defaultOrdering: { index: 'created', descending: false },
   json: reservationJson,
   nests: ['shift', 'profile', 'opportunity', 'category'],
 };

@@ -1,6 +1,7 @@
 /** Sequences and user sequences: declarations, search parameters and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { SequenceRecord, UserSequenceRecord } from '../../projections/records.js';
+import { byCreatedAt, createdAtOrderings } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
 import { userSummaryJson } from './users.js';
@@ -20,8 +21,7 @@ export const sequences: ResourceDef<'sequence'> = {
   kind: 'sequence',
   path: 'sequences',
   endpoints: { search: true, retrieve: true, filteredList: false },
-  columns: { created: (s) => s.created_at },
-  indexes: [{ name: 'created', keys: ['created'] }],
+  ...byCreatedAt,
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
     { name: 'title', type: 'text', value: (s) => s.title },
@@ -31,11 +31,7 @@ export const sequences: ResourceDef<'sequence'> = {
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'created_date', type: 'date', range: true, column: 'created' },
   ],
-  orderings: {
-    created_at: { index: 'created', descending: false },
-    '-created_at': { index: 'created', descending: true },
-  },
-  defaultOrdering: { index: 'created', descending: false },
+  orderings: createdAtOrderings,
   json: sequenceJson,
   nests: [],
 };
@@ -69,9 +65,8 @@ export const userSequences: ResourceDef<'usersequence'> = {
   kind: 'usersequence',
   path: 'user-sequences',
   endpoints: { search: true, retrieve: false, filteredList: false },
-  columns: { created: (u) => u.created_at },
+  ...byCreatedAt,
   symbols: { user: (u) => u.user_id },
-  indexes: [{ name: 'created', keys: ['created'] }],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (u) => u.id },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
@@ -80,8 +75,6 @@ export const userSequences: ResourceDef<'usersequence'> = {
     { name: 'user.last_name', type: 'text', value: (u, view) => userOf(u, view)?.last_name },
     { name: 'user.email', type: 'text', value: (u, view) => userOf(u, view)?.email },
   ],
-  orderings: {},
-  defaultOrdering: { index: 'created', descending: false },
   json: userSequenceJson,
   nests: ['profile', 'sequence'],
 };

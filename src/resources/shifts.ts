@@ -1,6 +1,7 @@
 /** Shifts: declaration, search parameters, indexes, orderings and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { ShiftRecord } from '../../projections/records.js';
+import { createdAtOrderings } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
 import { type JsonView, str, ts } from './json.js';
@@ -88,8 +89,7 @@ export const shifts: ResourceDef<'shift'> = {
     },
   ],
   orderings: {
-    created_at: { index: 'created', descending: false },
-    '-created_at': { index: 'created', descending: true },
+    ...createdAtOrderings,
     shift_start_at: { index: 'start', descending: false },
     '-shift_start_at': { index: 'start', descending: true },
     shift_end_at: { index: 'end', descending: false },

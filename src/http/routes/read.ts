@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Kind, Records } from '../../../projections/records.js';
 import { search } from '../../query/engine.js';
 import type { ResourceDef } from '../../query/resource.js';
-import { type Paging, pagingSchema, type SearchQuery, searchSchema } from '../../query/schema.js';
+import { type Paging, pagingSchema, type SearchQuery, searchSchema, UUID } from '../../query/schema.js';
 import type { ReadModel } from '../../readmodel/model.js';
 import type { Table } from '../../readmodel/table.js';
 import { stampOf } from '../../resources/json.js';
@@ -23,7 +23,6 @@ export interface ReadRouteOptions {
   buffers: ResponseBuffers;
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const idParams = z.object({ id: z.string() });
 
 export function sendJson(reply: FastifyReply, json: Buffer): FastifyReply {
