@@ -4,6 +4,7 @@
  * the event catalog. Deterministic for a given seed.
  */
 import { createHash } from 'node:crypto';
+import { mulberry32 } from '../scripts/random.js';
 
 export interface BenchData {
   lines: string[];
@@ -14,23 +15,12 @@ export interface BenchData {
   counts: number[];
 }
 
-function rng(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 const TITLES = ['Morning sort', 'Evening pack', 'Delivery run', 'Front desk', 'Night inventory', 'Pantry shift', 'Dog walk', 'Class helper'];
 
 export function generate(shifts: number, institutions: number, seed = 42): BenchData {
-  const rand = rng(seed);
+  const rand = mulberry32(seed);
   let counter = 0;
   const uuid = () => {
     counter += 1;

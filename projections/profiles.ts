@@ -9,16 +9,51 @@ import { parseDate } from '../src/time.js';
 import { put, type Change, type Projection, type ReadView } from './projection.js';
 import type { ProfileRecord } from './records.js';
 
-type ProfileFields = Omit<EventData<'ProfileUpdated'>, 'institution_id' | 'occurred_at' | 'profile_id'>;
+/** Fields of profile events that are not profile fields. */
+const NOT_FIELDS = new Set(['institution_id', 'occurred_at', 'profile_id']);
 
-/** The fields an event sets, as the record keeps them; absent fields are left out. */
-function fieldsOf(d: ProfileFields): Partial<ProfileRecord> {
+/** The profile fields an event sets, as the record keeps them; absent fields are left out. */
+function fieldsOf(d: EventData<'ProfileCreated'> | EventData<'ProfileUpdated'>): Partial<ProfileRecord> {
   const out: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(d)) {
-    if (value === undefined) continue;
+    if (value === undefined || NOT_FIELDS.has(key)) continue;
     out[key] = key === 'date_of_birth' ? (value === null ? null : (parseDate(value as string) ?? null)) : value;
   }
   return out as Partial<ProfileRecord>;
+}
+
+/** A profile with every field at its default (DESIGN.md: omitted strings "", nullable fields null, lists []). */
+export function blankProfile(id: string, institution_id: string, at: number): ProfileRecord {
+  return {
+    id,
+    institution_id,
+    is_offline: false,
+    first_name: '',
+    last_name: '',
+    email: '',
+    phone_number: '',
+    date_of_birth: null,
+    gender: null,
+    gender_text: '',
+    occupation: null,
+    occupation_institution_name: '',
+    address: '',
+    latitude_longitude: null,
+    timezone: '',
+    profile_image: '',
+    is_following: false,
+    emergency_contact: null,
+    medical_information: null,
+    skills: [],
+    languages: [],
+    tags: [],
+    custom_fields: [],
+    opportunities: [],
+    logged_hours: 0,
+    completed_shifts: 0,
+    created_at: at,
+    updated_at: at,
+  };
 }
 
 function change(view: ReadView, id: string, at: number, update: (p: ProfileRecord) => Partial<ProfileRecord>): Change[] {
@@ -39,39 +74,7 @@ function hoursOf(view: ReadView, reservationId: string): { profile: string; hour
 
 export const profiles: Projection = {
   name: 'profiles',
-  ProfileCreated: (_view, d, at) => [
-    put('profile', {
-      id: d.profile_id,
-      institution_id: d.institution_id,
-      is_offline: d.is_offline,
-      first_name: d.first_name,
-      last_name: d.last_name,
-      email: d.email,
-      phone_number: '',
-      date_of_birth: null,
-      gender: null,
-      gender_text: '',
-      occupation: null,
-      occupation_institution_name: '',
-      address: '',
-      latitude_longitude: null,
-      timezone: '',
-      profile_image: '',
-      is_following: false,
-      emergency_contact: null,
-      medical_information: null,
-      skills: [],
-      languages: [],
-      tags: [],
-      custom_fields: [],
-      opportunities: [],
-      logged_hours: 0,
-      completed_shifts: 0,
-      ...fieldsOf(d),
-      created_at: at,
-      updated_at: at,
-    }),
-  ],
+  ProfileCreated: (_view, d, at) => [put('profile', { ...blankProfile(d.profile_id, d.institution_id, at), ...fieldsOf(d) })],
   ProfileUpdated: (view, d, at) => change(view, d.profile_id, at, () => fieldsOf(d)),
   ProfileTagged: (view, d, at) =>
     change(view, d.profile_id, at, (p) => ({

@@ -6,17 +6,7 @@
  *   npm run fixture:demo
  */
 import { createHash } from 'node:crypto';
-
-function mulberry32(seed: number) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { mulberry32, seededUuid } from './random.js';
 
 const rand = mulberry32(20260901);
 const int = (lo: number, hi: number) => lo + Math.floor(rand() * (hi - lo + 1));
@@ -199,10 +189,7 @@ function profileDetails(
   opportunities: readonly string[],
 ) {
   const r = mulberry32(base.institution_id.charCodeAt(0) * 7919 + 17);
-  const rid = () =>
-    Array.from({ length: 32 }, (_, i) => (i === 12 ? '4' : i === 16 ? '8' : Math.floor(r() * 16).toString(16)))
-      .join('')
-      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  const rid = () => seededUuid(r, '8');
   const choose = <T>(xs: readonly T[]): T => xs[Math.floor(r() * xs.length)]!;
   const emit = (type: string, data: Record<string, unknown>) => emitEvent(type, data, rid());
 
@@ -314,10 +301,7 @@ function formsSequencesSites(
   categories: readonly string[],
 ) {
   const r = mulberry32(base.institution_id.charCodeAt(1) * 104729 + 3);
-  const rid = () =>
-    Array.from({ length: 32 }, (_, i) => (i === 12 ? '4' : i === 16 ? '9' : Math.floor(r() * 16).toString(16)))
-      .join('')
-      .replace(/^(.{8})(.{4})(.{4})(.{4})(.{12})$/, '$1-$2-$3-$4-$5');
+  const rid = () => seededUuid(r, '9');
   const emit = (type: string, data: Record<string, unknown>) => emitEvent(type, data, rid());
 
   const sites = ['North Pantry', 'Main Warehouse', 'Mobile Unit'].map((title, i) => {

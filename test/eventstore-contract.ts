@@ -14,6 +14,7 @@ import {
   startOfLog,
   WrongExpectedRevisionError,
 } from '../src/eventstore/port.js';
+import { until } from './helpers.js';
 
 export interface ContractHarness {
   /** A fresh, empty store. */
@@ -49,18 +50,6 @@ async function readEverything(store: EventStore, after: Position = startOfLog): 
   }
 }
 
-function until<T>(get: () => T | undefined, ms: number): Promise<T> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      const value = get();
-      if (value !== undefined) return resolve(value);
-      if (Date.now() - started > ms) return reject(new Error(`nothing within ${ms} ms`));
-      setTimeout(tick, 5);
-    };
-    tick();
-  });
-}
 
 export function eventStoreContract(t: Test, name: string, harness: ContractHarness, options: ContractOptions): void {
   t.test(`${name}: event store contract`, async (t) => {

@@ -8,21 +8,10 @@ import t from 'tap';
 import { EsdbEventStore } from '../src/eventstore/esdb.js';
 import { type RecordedEvent, startOfLog, StoreUnavailableError } from '../src/eventstore/port.js';
 import { EsdbStandIn } from './esdb-standin/server.js';
+import { until } from './helpers.js';
 
 const event = () => ({ id: randomUUID(), type: 'Thing', data: { n: Math.random() } });
 
-function until<T>(get: () => T | undefined, ms = 5000): Promise<T> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const tick = () => {
-      const value = get();
-      if (value !== undefined) return resolve(value);
-      if (Date.now() - started > ms) return reject(new Error(`nothing within ${ms} ms`));
-      setTimeout(tick, 10);
-    };
-    tick();
-  });
-}
 
 t.test('dropped and refused subscriptions resume from the last position, each event once', async (t) => {
   const server = await EsdbStandIn.start();

@@ -1,8 +1,12 @@
 /**
- * The server on a real port. Response bodies written to sockets are carved
- * from recycled memory (src/http/response-buffers.ts): many concurrent
- * requests of all sizes must each get exactly the body that the same
- * request gets alone.
+ * The server on a real port, where response bodies are carved from
+ * recycled memory (src/http/response-buffers.ts) — inject never takes that
+ * path. Many concurrent requests of all sizes must each get exactly the
+ * body the same request gets alone (this catches a wrong length or offset
+ * in the assembly). Whether a slab is reused too early cannot be provoked
+ * from here: on loopback the kernel takes whole bodies at once, so a
+ * buffer is never still needed after the write (a pool that releases at
+ * once passed this test). The second test checks that rule directly.
  */
 import { EventEmitter } from 'node:events';
 import type { ServerResponse } from 'node:http';

@@ -9,6 +9,7 @@
  */
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
+import { blankProfile } from '../projections/profiles.js';
 import { put } from '../projections/projection.js';
 import type { FormSubmissionRecord, Kind, ProfileRecord, Records, SequenceRecord, SiteRecord, UserSequenceRecord } from '../projections/records.js';
 import { search } from '../src/query/engine.js';
@@ -78,34 +79,13 @@ const profileArb = fc.record({
 
 function profileOf(seed: typeof profileArb extends fc.Arbitrary<infer T> ? T : never, i: number): ProfileRecord {
   return {
-    id: idOf(1000 + i),
-    institution_id: seed.other && i % 3 === 0 ? OTHER : INSTITUTION,
+    ...blankProfile(idOf(1000 + i), seed.other && i % 3 === 0 ? OTHER : INSTITUTION, createdAt(seed.created)),
     is_offline: seed.offline,
     first_name: seed.first,
     last_name: seed.last,
     email: seed.email,
     phone_number: seed.phone,
-    date_of_birth: null,
-    gender: null,
-    gender_text: '',
-    occupation: null,
-    occupation_institution_name: '',
-    address: '',
-    latitude_longitude: null,
-    timezone: '',
-    profile_image: '',
-    is_following: false,
-    emergency_contact: null,
-    medical_information: null,
-    skills: [],
-    languages: [],
     tags: seed.tags.map((title, k) => ({ id: idOf(9000 + k), tag: { id: idOf(9100 + k), tag_title: title } })),
-    custom_fields: [],
-    opportunities: [],
-    logged_hours: 0,
-    completed_shifts: 0,
-    created_at: createdAt(seed.created),
-    updated_at: createdAt(seed.created),
   };
 }
 

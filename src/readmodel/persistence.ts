@@ -9,7 +9,7 @@ import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
-export const READ_MODEL_VERSION = 2;
+export const READ_MODEL_VERSION = 3;
 
 interface Meta {
   checkpoint?: { commit: string; prepare: string };
