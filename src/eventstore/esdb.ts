@@ -82,6 +82,12 @@ function recorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEve
   };
 }
 
+/** A missing stream reads as no events. */
+function notFoundAsEmpty(error: unknown): RecordedEvent[] {
+  if (error instanceof StreamNotFoundError) return [];
+  throw error;
+}
+
 /** Whether a gRPC failure means the server cannot be reached (the client does not always wrap it). */
 function isUnavailable(error: unknown): boolean {
   const e = error as { code?: number; type?: string } | undefined;
@@ -117,9 +123,12 @@ export class EsdbEventStore implements EventStore {
       if (fresh.length === 0) {
         // Every event is already in the stream: answer as the first append did.
         const last = events.at(-1);
-        const seen = last && known.get(last.id);
-        if (seen) return { nextRevision: seen.revision, position: seen.position };
-        const head = await this.lastOf(stream);
+        const first = last && known.get(last.id)!;
+        if (first) return { nextRevision: first.revision, position: first.position };
+        // An append of nothing: the stream as it stands.
+        const [head] = await this.collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })).catch(
+          notFoundAsEmpty,
+        );
         return { nextRevision: head?.revision ?? -1, position: head?.position ?? startOfLog };
       }
       try {
@@ -151,19 +160,9 @@ export class EsdbEventStore implements EventStore {
   }
 
   async readStream(stream: string): Promise<RecordedEvent[]> {
-    return this.call(async () => {
-      const out: RecordedEvent[] = [];
-      try {
-        for await (const resolved of this.client.readStream(stream, { direction: FORWARDS, fromRevision: START })) {
-          const e = recorded(resolved);
-          if (e) out.push(e);
-        }
-      } catch (error) {
-        if (error instanceof StreamNotFoundError) return [];
-        throw error;
-      }
-      return out;
-    });
+    return this.call(() =>
+      this.collect(this.client.readStream(stream, { direction: FORWARDS, fromRevision: START })).catch(notFoundAsEmpty),
+    );
   }
 
   async readAll(from: Position, maxCount: number): Promise<RecordedEvent[]> {
@@ -207,14 +206,17 @@ export class EsdbEventStore implements EventStore {
       let failures = 0;
       while (!closed) {
         let caughtUp = false;
-        const reachedHead = (head: Position) => {
-          if (!caughtUp && (head.commit < 0n || comparePositions(position, head) >= 0)) {
-            caughtUp = true;
-            handler.onCaughtUp?.(position);
-          }
+        const markCaughtUp = () => {
+          if (caughtUp) return;
+          caughtUp = true;
+          handler.onCaughtUp?.(position);
         };
         try {
+          // Caught up once the log's end as it was at (re)subscription is applied (or the server says so).
           const head = await this.head();
+          const reachedHead = () => {
+            if (head.commit < 0n || comparePositions(position, head) >= 0) markCaughtUp();
+          };
           let batch: RecordedEvent[] = [];
           // Handler calls one at a time, in log order.
           let serial = Promise.resolve();
@@ -227,7 +229,7 @@ export class EsdbEventStore implements EventStore {
               await handler.onEvents(events);
               position = events.at(-1)!.position;
               failures = 0;
-              reachedHead(head);
+              reachedHead();
             });
           // The consumer below is idle when every event received so far is applied.
           let busy = false;
@@ -255,19 +257,20 @@ export class EsdbEventStore implements EventStore {
                   if (comparePositions(checkpoint, position) <= 0) return;
                   await handler.onCheckpoint?.(checkpoint);
                   position = checkpoint;
-                  reachedHead(head);
+                  reachedHead();
                 });
               },
             }),
           });
           current = subscription;
-          subscription.on('caughtUp', () => void inOrder(async () => reachedHead(startOfLog)));
-          reachedHead(head);
+          subscription.on('caughtUp', () => void inOrder(async () => markCaughtUp()));
+          reachedHead();
           for await (const resolved of subscription) {
             if (closed) break;
             busy = true;
             const e = recorded(resolved);
-            if (e && comparePositions(e.position, position) > 0 && !batch.some((b) => b.id === e.id)) batch.push(e); // else: delivered twice
+            // Positions only grow: anything at or before the last one taken was delivered twice.
+            if (e && comparePositions(e.position, batch.at(-1)?.position ?? position) > 0) batch.push(e);
             // Hand over what has arrived: a full batch, or whatever is there once nothing more is buffered.
             if (batch.length >= BATCH || subscription.readableLength === 0) await flush();
             busy = false;
@@ -294,9 +297,8 @@ export class EsdbEventStore implements EventStore {
         wake?.();
         // unsubscribe() cancels the call, but the client then never ends the
         // iteration: destroy the stream so `for await` returns.
-        const subscription = current as ({ unsubscribe(): Promise<void>; destroy(): void } | undefined);
-        await subscription?.unsubscribe().catch(() => undefined);
-        subscription?.destroy();
+        await current?.unsubscribe().catch(() => undefined);
+        current?.destroy();
         await running;
       },
     };
@@ -311,27 +313,11 @@ export class EsdbEventStore implements EventStore {
   }
 
   /** The stream's latest events by id (within the idempotency window). */
-  private async recentIds(stream: string): Promise<Map<string, { revision: number; position: Position }>> {
-    const ids = new Map<string, { revision: number; position: Position }>();
-    try {
-      for await (const resolved of this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: this.window })) {
-        const e = recorded(resolved);
-        if (e) ids.set(e.id, { revision: e.revision, position: e.position });
-      }
-    } catch (error) {
-      if (!(error instanceof StreamNotFoundError)) throw error;
-    }
-    return ids;
-  }
-
-  private async lastOf(stream: string): Promise<RecordedEvent | undefined> {
-    try {
-      const [last] = await this.collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 }));
-      return last;
-    } catch (error) {
-      if (!(error instanceof StreamNotFoundError)) throw error;
-    }
-    return undefined;
+  private async recentIds(stream: string): Promise<Map<string, RecordedEvent>> {
+    const latest = await this.collect(
+      this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: this.window }),
+    ).catch(notFoundAsEmpty);
+    return new Map(latest.map((e) => [e.id, e]));
   }
 
   /** Every event of a read, to its end. */

@@ -1,6 +1,6 @@
 /** The user summary, nested as `user` or `user_info` wherever a record refers to a profile. */
 import type { ProfileRecord } from '../../projections/records.js';
-import { date, FragmentCache, json, str } from './json.js';
+import { date, FragmentCache, json, type JsonView, str } from './json.js';
 
 const summaries = new FragmentCache<ProfileRecord, string>({
   nests: [],
@@ -12,5 +12,5 @@ const summaries = new FragmentCache<ProfileRecord, string>({
     `"address_coordinates":${json(p.latitude_longitude)}}`,
 });
 
-export const userSummaryJson = (profile: ProfileRecord | undefined, view: Parameters<typeof summaries.get>[1]): string =>
+export const userSummaryJson = (profile: ProfileRecord | undefined, view: JsonView): string =>
   profile ? summaries.get(profile, view) : 'null';

@@ -30,8 +30,6 @@ const headers = z.object({ 'idempotency-key': z.string().min(1).max(255).optiona
 export interface SitesWriteOptions {
   model: ReadModel;
   commands: SitesCommandHandler;
-  /** The time events record, in milliseconds. */
-  clock?: () => number;
 }
 
 /** The request's identity for Idempotency-Key: the operation and its parsed body. */
@@ -44,9 +42,10 @@ function send(reply: FastifyReply, result: CommandResult) {
     : reply.code(result.status).send(result.body);
 }
 
-export async function sitesWriteRoutes(parent: FastifyInstance, { model, commands, clock = Date.now }: SitesWriteOptions) {
+export async function sitesWriteRoutes(parent: FastifyInstance, { model, commands }: SitesWriteOptions) {
   const app = parent.withTypeProvider<ZodTypeProvider>();
-  const now = () => formatTimestamp(clock() * 1000);
+  /** The time the events record. */
+  const now = () => formatTimestamp(Date.now() * 1000);
   const idempotency = (key: string | undefined, operation: string, body: unknown) =>
     key === undefined ? undefined : { key, sha256: sha256(operation, body) };
 
