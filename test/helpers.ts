@@ -74,15 +74,19 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
 }
 
 /** The value `get` gives once it gives one (polled every 5 ms), or a rejection after `ms`. */
-export function until<T>(get: () => T | undefined, ms = 5000): Promise<T> {
+export function until<T>(get: () => T | undefined | Promise<T | undefined>, ms = 5000): Promise<T> {
   const started = Date.now();
   return new Promise((resolve, reject) => {
-    const tick = () => {
-      const value = get();
-      if (value !== undefined) return resolve(value);
+    const tick = async () => {
+      try {
+        const value = await get();
+        if (value !== undefined) return resolve(value);
+      } catch (error) {
+        return reject(error);
+      }
       if (Date.now() - started > ms) return reject(new Error(`nothing within ${ms} ms`));
-      setTimeout(tick, 5);
+      setTimeout(() => void tick(), 5);
     };
-    tick();
+    void tick();
   });
 }

@@ -214,6 +214,7 @@ export class EsdbEventStore implements EventStore {
         try {
           // Caught up once the log's end as it was at (re)subscription is applied (or the server says so).
           const head = await this.head();
+          handler.onHead?.(head);
           const reachedHead = () => {
             if (head.commit < 0n || comparePositions(position, head) >= 0) markCaughtUp();
           };

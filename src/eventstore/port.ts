@@ -79,6 +79,8 @@ export interface SubscriptionHandler {
   onCheckpoint?(position: Position): Promise<void>;
   /** The subscription is reconnecting after a failure. */
   onError?(error: unknown): void;
+  /** The log's last position as the store saw it on (re)subscribing. */
+  onHead?(head: Position): void;
 }
 
 export interface Subscription {

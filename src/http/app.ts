@@ -6,6 +6,7 @@ import type { FastifyInstance } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ReadModel } from '../readmodel/model.js';
 import type { Projector } from '../readmodel/projector.js';
+import type { Position } from '../eventstore/port.js';
 import type { Kind } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
 import { resources } from '../resources/index.js';
@@ -30,9 +31,13 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
 
   instance.get('/healthz', async () => {
     const { position, caughtUp, eventsApplied, lastError, reconnecting, reconnects } = services.projector.status();
+    const lag = await services.projector.lag();
+    const at = (p: Position) => ({ commit: p.commit.toString(), prepare: p.prepare.toString() });
     return {
       status: reconnecting ? 'reconnecting' : caughtUp ? 'ok' : 'catching_up',
-      position: { commit: position.commit.toString(), prepare: position.prepare.toString() },
+      position: at(position),
+      head: at(lag.head),
+      lag: { positions: lag.positions.toString(), ms: lag.ms },
       events_applied: eventsApplied,
       reconnects,
       last_error: lastError ?? null,

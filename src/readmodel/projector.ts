@@ -54,6 +54,19 @@ export interface ProjectorStatus {
   reconnects: number;
 }
 
+/** How far the read model is behind the log. */
+export interface ProjectorLag {
+  /** The log's last position, as last seen (asked at most once a second). */
+  head: Position;
+  /** head − applied position: events for the embedded log, bytes of the transaction log for EventStoreDB. */
+  positions: bigint;
+  /** How long the read model has been behind that head (0 when level with it). */
+  ms: number;
+}
+
+/** How often lag() asks the store for its head, and how long it waits for the answer. */
+const HEAD_REFRESH_MS = 1000;
+
 export class Projector {
   private readonly handlers: Map<string, AnyHandler[]>;
   private subscription: Subscription | undefined;
@@ -64,6 +77,11 @@ export class Projector {
   private lastError: string | undefined;
   private reconnecting = false;
   private reconnects = 0;
+  /** The highest head of the log known (from the store, the subscription, or applied events). */
+  private head: Position = startOfLog;
+  private headAskedAt = -Infinity;
+  /** When the read model fell behind the known head (undefined while level with it). */
+  private behindSince: number | undefined;
   /** The batch being written to LMDB while the next one is projected (one at a time). */
   private writing: Promise<void> = Promise.resolve();
   /** Set when a write failed: the disk then stays at its last good checkpoint. */
@@ -88,6 +106,32 @@ export class Projector {
       reconnecting: this.reconnecting,
       reconnects: this.reconnects,
     };
+  }
+
+  /** How far behind the log the read model is; asks the store for its head at most once a second. */
+  async lag(): Promise<ProjectorLag> {
+    const now = performance.now();
+    if (now - this.headAskedAt >= HEAD_REFRESH_MS) {
+      this.headAskedAt = now;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<undefined>((resolve) => (timer = setTimeout(resolve, HEAD_REFRESH_MS, undefined)));
+      // While the store is unreachable the last known head stands.
+      const head = await Promise.race([this.store.head().catch(() => undefined), timeout]);
+      clearTimeout(timer);
+      if (head) this.noteHead(head);
+    }
+    const behind = this.head.commit - this.position.commit;
+    return {
+      head: this.head,
+      positions: behind > 0n ? behind : 0n,
+      ms: this.behindSince === undefined ? 0 : Math.round(performance.now() - this.behindSince),
+    };
+  }
+
+  private noteHead(head: Position): void {
+    if (comparePositions(head, this.head) > 0) this.head = head;
+    if (comparePositions(this.position, this.head) >= 0) this.behindSince = undefined;
+    else this.behindSince ??= performance.now();
   }
 
   /** Load the persisted records (or drop an outdated read model). */
@@ -115,6 +159,16 @@ export class Projector {
           if (comparePositions(position, this.position) > 0) {
             await this.persist([], position);
             this.advance(position);
+          }
+        },
+        onHead: (head) => {
+          this.noteHead(head);
+          if (this.reconnecting) {
+            const behind = head.commit - this.position.commit;
+            this.log?.info(
+              { position: this.position.commit.toString(), head: head.commit.toString(), lag: (behind > 0n ? behind : 0n).toString() },
+              'projection resubscribed; catching up from the checkpoint to the head',
+            );
           }
         },
         onCaughtUp: () => {
@@ -211,6 +265,7 @@ export class Projector {
 
   private advance(position: Position): void {
     this.position = position;
+    this.noteHead(position);
     if (this.waiters.length === 0) return;
     const still: Waiter[] = [];
     for (const w of this.waiters) {
