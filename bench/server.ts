@@ -18,6 +18,11 @@ const startupMs = performance.now() - started;
 globalThis.gc?.();
 
 const server = await createServer(runtime, pino({ level: 'warn' }));
+// How long the server spent on each request (the fixed-query comparison reads it).
+server.addHook('onSend', async (_request, reply) => {
+  reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);
+});
+server.get('/bench/rss', async () => ({ rss: process.memoryUsage().rss }));
 const bodies = new Map<number, string>();
 server.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) => {
   const bytes = Number(request.query.bytes ?? 100);
