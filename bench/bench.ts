@@ -11,12 +11,12 @@
  * shifts. Prints every figure and whether it meets its target.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { importEvents } from '../src/importer/import.js';
+import { importEvents, importFile } from '../src/importer/import.js';
 import { openEventStore, openRuntime } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 
@@ -64,11 +64,13 @@ process.on('exit', () => {
 /** Generate a data set and import it into `into` (the CLI's import path); the import rate. */
 async function importData(into: string, data: BenchData): Promise<{ appended: number; seconds: number }> {
   const file = join(into, 'bench.ndjson');
-  const text = data.lines.join('\n') + '\n';
-  writeFileSync(file, text);
+  // Written in parts: the whole file is more than one string can hold.
+  const fd = openSync(file, 'w');
+  for (let i = 0; i < data.lines.length; i += 100_000) writeSync(fd, data.lines.slice(i, i + 100_000).join('\n') + '\n');
+  closeSync(fd);
   const store = openEventStore({ DATA_DIR: into, EVENTSTORE_URL: undefined });
   const t0 = performance.now();
-  const { appended } = await importEvents(store, file, text);
+  const { appended } = await importFile(store, file);
   const seconds = (performance.now() - t0) / 1000;
   await store.close();
   rmSync(file);

@@ -13,7 +13,7 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
 import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
-import { appendChecked, ImportError, importEvents } from '../importer/import.js';
+import { appendChecked, ImportError, importEvents, importFile } from '../importer/import.js';
 import { createLogger } from '../logger.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 
@@ -86,7 +86,7 @@ async function importFiles(config: Config, files: string[]): Promise<void> {
   try {
     for (const file of files) {
       const started = performance.now();
-      const { appended, skipped } = await importEvents(store, file, readFileSync(file, 'utf8'));
+      const { appended, skipped } = await importFile(store, file);
       const seconds = (performance.now() - started) / 1000;
       console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
     }

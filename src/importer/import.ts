@@ -9,6 +9,7 @@ import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { type DomainEvent, eventSchemas, id, isEventType, streamOf } from '../events/catalog.js';
 import type { EventStore, StreamAppend } from '../eventstore/port.js';
+import { fileLines } from './lines.js';
 import { ReferenceDirectory } from './references.js';
 
 export interface ImportProblem {
@@ -52,6 +53,11 @@ const fieldOf = (path: readonly PropertyKey[]) => path.map(String).join('.');
 
 /** Parse and validate the lines' schemas; references are checked later, against the log. */
 export function parseNdjson(text: string): { lines: ParsedLine[]; problems: ImportProblem[] } {
+  return parseLines(text.split('\n'));
+}
+
+/** parseNdjson over lines (e.g. those of a file too large for one string). */
+export function parseLines(rows: Iterable<string>): { lines: ParsedLine[]; problems: ImportProblem[] } {
   const lines: ParsedLine[] = [];
   const problems: ImportProblem[] = [];
   const seen = new Map<string, number>();
@@ -61,11 +67,11 @@ export function parseNdjson(text: string): { lines: ParsedLine[]; problems: Impo
     seen.set(raw, occurrence + 1);
     return occurrence;
   };
-  const rows = text.split('\n');
-  for (let i = 0; i < rows.length; i++) {
-    const raw = rows[i]!.trim();
+  let line = 0;
+  for (const row of rows) {
+    line++;
+    const raw = row.trim();
     if (raw === '') continue;
-    const line = i + 1;
     let json: unknown;
     try {
       json = JSON.parse(raw);
@@ -106,6 +112,13 @@ const CHUNK = 20_000;
 /** Validate a whole file against the log, then append it. Throws ImportError and appends nothing on any problem. */
 export async function importEvents(store: EventStore, file: string, text: string): Promise<ImportResult> {
   const { lines, problems } = parseNdjson(text);
+  if (problems.length > 0) throw new ImportError(file, problems);
+  return appendChecked(store, file, lines);
+}
+
+/** importEvents for a file on disk, read line by line (any size). */
+export async function importFile(store: EventStore, file: string): Promise<ImportResult> {
+  const { lines, problems } = parseLines(fileLines(file));
   if (problems.length > 0) throw new ImportError(file, problems);
   return appendChecked(store, file, lines);
 }
