@@ -16,7 +16,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { importEvents, importFile } from '../src/importer/import.js';
+import { type DomainEvent, type EventType, eventSchemas, streamOf } from '../src/events/catalog.js';
+import { importFile } from '../src/importer/import.js';
 import { openEventStore, openRuntime } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 
@@ -266,7 +267,12 @@ report('search mix p99 / constant p99', `${fmt(search.p99 / constant.p99, 2)}×`
 
 // 5. The mix again while another process appends events to the log.
 if (LIVE > 0) {
-  const live = liveEvents(data, LIVE);
+  // Appended as a writer service would: validated events straight to their streams.
+  const live = liveEvents(data, LIVE).map((line) => {
+    const { id, type, data: fields } = JSON.parse(line) as { id: string; type: EventType; data: unknown };
+    const event = { type, data: eventSchemas[type].parse(fields) } as DomainEvent;
+    return { stream: streamOf(event), events: [{ id, type, data: event.data }] };
+  });
   const store = openEventStore({ DATA_DIR: dir, EVENTSTORE_URL: undefined });
   const before = (await (await fetch(`${base}/healthz`)).json()) as { events_applied: number };
   const batch = 50;
@@ -274,7 +280,7 @@ if (LIVE > 0) {
   const appending = (async () => {
     for (let i = 0; i < live.length; i += batch) {
       const due = performance.now() + interval;
-      await importEvents(store, 'live', live.slice(i, i + batch).join('\n'));
+      await store.appendMany(live.slice(i, i + batch));
       const wait = due - performance.now();
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
     }

@@ -7,6 +7,7 @@ import type { Change } from '../../projections/projection.js';
 import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
+import { Interner } from './intern.js';
 import { Table, type TableSchema } from './table.js';
 
 export interface TableDef<R> extends TableSchema<R> {
@@ -24,11 +25,13 @@ function institutionOf(kind: Kind, record: AnyRecord): string {
 
 export class ReadModel implements JsonView {
   private readonly maps = Object.fromEntries(kinds.map((k) => [k, new Map()])) as Maps;
-  private readonly tables = new Map<string, Table<AnyRecord>>();
+  /** Kind → institution → table. */
+  private readonly tables = new Map<Kind, Map<string, Table<AnyRecord>>>();
   private readonly dirty = new Set<Table<AnyRecord>>();
   private readonly keysByHash = new Map<string, ApiKeyRecord>();
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
+  private readonly interner = new Interner();
 
   /** `clock` gives the time in milliseconds (ages are computed against its day). */
   constructor(
@@ -53,7 +56,7 @@ export class ReadModel implements JsonView {
 
   /** The searchable records of one kind and institution (undefined: none yet). */
   table<K extends Kind>(kind: K, institutionId: string): Table<Records[K]> | undefined {
-    const table = this.tables.get(`${kind}:${institutionId}`);
+    const table = this.tables.get(kind)?.get(institutionId);
     table?.flush();
     return table as Table<Records[K]> | undefined;
   }
@@ -64,7 +67,8 @@ export class ReadModel implements JsonView {
   }
 
   apply(change: Change): void {
-    const { kind, id, record } = change;
+    const { kind, id } = change;
+    const record = change.record && this.interner.record(change.record);
     const map = this.maps[kind] as Map<string, AnyRecord>;
     const before = map.get(id);
     if (record === null) map.delete(id);
@@ -84,11 +88,15 @@ export class ReadModel implements JsonView {
 
     const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
     if (!def) return;
-    const tableKey = `${kind}:${institution}`;
-    let table = this.tables.get(tableKey);
+    let byInstitution = this.tables.get(kind);
+    if (!byInstitution) {
+      byInstitution = new Map();
+      this.tables.set(kind, byInstitution);
+    }
+    let table = byInstitution.get(institution);
     if (!table) {
       table = new Table<AnyRecord>(def);
-      this.tables.set(tableKey, table);
+      byInstitution.set(institution, table);
     }
     const visible = record !== null && (def.include?.(record) ?? true) ? record : null;
     table.set(id, visible);

@@ -17,19 +17,35 @@ interface Meta {
 }
 
 export class ReadModelStore {
-  private readonly records: Database<AnyRecord, [Kind, string]>;
-  private readonly meta: Database<Meta[keyof Meta], keyof Meta>;
+  private root!: RootDatabase;
+  private records!: Database<AnyRecord, [Kind, string]>;
+  private meta!: Database<Meta[keyof Meta], keyof Meta>;
 
-  private constructor(private readonly root: RootDatabase) {
-    this.records = root.openDB<AnyRecord, [Kind, string]>({
-      name: 'records',
-      sharedStructuresKey: Symbol.for('structures'),
-    });
-    this.meta = root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
+  private constructor(private readonly path: string) {
+    this.openEnv();
   }
 
   static open(path: string): ReadModelStore {
-    return new ReadModelStore(open({ path, compression: false }));
+    return new ReadModelStore(path);
+  }
+
+  private openEnv(): void {
+    this.root = open({ path: this.path, compression: false });
+    this.records = this.root.openDB<AnyRecord, [Kind, string]>({
+      name: 'records',
+      sharedStructuresKey: Symbol.for('structures'),
+    });
+    this.meta = this.root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
+  }
+
+  /**
+   * Close and open the environment again: after a full load, its pages
+   * stay mapped into this process (and count in its resident memory) until
+   * the map is let go of. Writes go on as before.
+   */
+  async reopen(): Promise<void> {
+    await this.root.close();
+    this.openEnv();
   }
 
   /** Whether the stored records were made by the current projections. */

@@ -144,6 +144,8 @@ export class Projector {
     for (const [kind, record] of this.disk.load()) this.model.apply({ kind, id: record.id, record } as Change);
     this.model.flush();
     this.position = this.disk.checkpoint();
+    // The whole file was just read: let go of its pages.
+    await this.disk.reopen();
   }
 
   /** Load, catch up with the log, and keep following it. Resolves once caught up. */

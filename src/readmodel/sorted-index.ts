@@ -102,14 +102,14 @@ export class SortedIndex {
   }
 
   /**
-   * Remove the rows of `removed` and add the rows of `added`. A few changes
-   * are spliced in place; more are sorted on their own and merged with the
-   * rest in one pass.
+   * Remove the rows `removed` (for which `isRemoved` holds) and add the rows
+   * of `added`. A few changes are spliced in place; more are sorted on their
+   * own and merged with the rest in one pass.
    */
-  update(removed: ReadonlySet<number>, added: readonly number[]): void {
+  update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
     this.positions = undefined;
     const compare = this.comparator();
-    if (removed.size + added.length <= SPLICE_LIMIT) {
+    if (removed.length + added.length <= SPLICE_LIMIT) {
       for (const row of removed) this.remove(row, compare);
       for (const row of added) this.insert(row, compare);
       return;
@@ -117,12 +117,12 @@ export class SortedIndex {
     const fresh = Uint32Array.from(added).sort(compare);
     const old = this.rows;
     const oldLength = this.length;
-    const merged = new Uint32Array(capacityFor(oldLength - removed.size + fresh.length));
+    const merged = new Uint32Array(capacityFor(oldLength - removed.length + fresh.length));
     let i = 0;
     let j = 0;
     let k = 0;
     while (i < oldLength || j < fresh.length) {
-      if (i < oldLength && removed.has(old[i]!)) {
+      if (i < oldLength && isRemoved(old[i]!)) {
         i++;
         continue;
       }
@@ -131,6 +131,47 @@ export class SortedIndex {
     }
     this.rows = merged;
     this.length = k;
+  }
+
+  /**
+   * Order these rows (every row of the index, in any order) from scratch:
+   * a stable counting sort by each key's dense rank, least significant key
+   * first, then the ids of rows equal on every key. Linear in the rows per
+   * key, with no comparator calls but for those ties.
+   */
+  rebuild(rows: Uint32Array, ranks: ColumnRanks): void {
+    this.positions = undefined;
+    const n = rows.length;
+    let order = new Uint32Array(capacityFor(n));
+    order.set(rows);
+    let next = new Uint32Array(order.length);
+    const keys = this.def.keys;
+    for (let c = keys.length - 1; c >= 0; c--) {
+      const { rank, distinct } = ranks.of(keys[c]!);
+      const starts = new Uint32Array(distinct + 1);
+      for (let i = 0; i < n; i++) starts[rank[order[i]!]! + 1]!++;
+      for (let r = 1; r <= distinct; r++) starts[r]! += starts[r - 1]!;
+      for (let i = 0; i < n; i++) {
+        const row = order[i]!;
+        next[starts[rank[row]!]!++] = row;
+      }
+      [order, next] = [next, order];
+    }
+    // Runs of rows equal on every key: by id.
+    const columns = keys.map((key) => this.source.column(key));
+    const sameKeys = (a: number, b: number) => {
+      for (let c = 0; c < columns.length; c++) if (columns[c]![a] !== columns[c]![b]) return false;
+      return true;
+    };
+    const compare = this.comparator();
+    let start = 0;
+    for (let i = 1; i <= n; i++) {
+      if (i < n && sameKeys(order[i - 1]!, order[i]!)) continue;
+      if (i - start > 1) order.subarray(start, i).sort(compare);
+      start = i;
+    }
+    this.rows = order;
+    this.length = n;
   }
 
   /** First position whose row is not before `row`. */
@@ -169,4 +210,51 @@ export class SortedIndex {
 /** Room for `n` and some growth. */
 export function capacityFor(n: number): number {
   return Math.max(16, Math.ceil(n * 1.25));
+}
+
+/**
+ * Dense ranks of column values over a set of rows (0 for the smallest
+ * value, +1 for each next distinct one), by row number: computed once per
+ * column and shared by every index of a table rebuilt together.
+ * Index columns hold finite numbers.
+ */
+export class ColumnRanks {
+  private readonly cache = new Map<string, { rank: Uint32Array; distinct: number }>();
+  private readonly maxRow: number;
+
+  constructor(
+    private readonly source: RowSource,
+    private readonly rows: Uint32Array,
+  ) {
+    let max = 0;
+    for (let i = 0; i < rows.length; i++) if (rows[i]! > max) max = rows[i]!;
+    this.maxRow = max;
+  }
+
+  of(name: string): { rank: Uint32Array; distinct: number } {
+    const cached = this.cache.get(name);
+    if (cached) return cached;
+    const column = this.source.column(name);
+    const rows = this.rows;
+    const values = new Float64Array(rows.length);
+    for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]!;
+    values.sort();
+    let distinct = 0;
+    for (let i = 0; i < values.length; i++) if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i]!;
+    const rank = new Uint32Array(this.maxRow + 1);
+    for (let i = 0; i < rows.length; i++) {
+      const value = column[rows[i]!]!;
+      let lo = 0;
+      let hi = distinct;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (values[mid]! < value) lo = mid + 1;
+        else hi = mid;
+      }
+      rank[rows[i]!] = lo;
+    }
+    const ranks = { rank, distinct };
+    this.cache.set(name, ranks);
+    return ranks;
+  }
 }

@@ -9,7 +9,11 @@
  * read it); the indexes catch up at `flush`, all pending changes at once,
  * when an index is next read or the projector has caught up.
  */
-import { capacityFor, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
+import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
+
+/** A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted. */
+const ADDED = 1;
+const REMOVED = 2;
 
 export interface TableSchema<R> {
   /** Numeric columns by name, computed once per record version. */
@@ -32,12 +36,16 @@ export class Table<R extends Identified> implements RowSource {
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
   private readonly dictionaries = new Map<string, Map<string, number>>();
   private readonly columns = new Map<string, Float64Array>();
+  /** The column arrays in columnKeys' order. */
+  private columnArrays: Float64Array[] = [];
   private capacity = 16;
   private readonly indexes = new Map<string, SortedIndex>();
-  /** Rows not yet in the indexes. */
-  private readonly added = new Set<number>();
+  /** Per row: ADDED, REMOVED or 0. */
+  private pending = new Uint8Array(16);
+  /** Rows added since the last flush (some may have been replaced again since: see `pending`). */
+  private addedRows: number[] = [];
   /** Rows in the indexes whose record has since been replaced or deleted. */
-  private readonly removed = new Set<number>();
+  private removedRows: number[] = [];
 
   constructor(schema: TableSchema<R>) {
     this.columnKeys = Object.entries(schema.columns);
@@ -47,6 +55,7 @@ export class Table<R extends Identified> implements RowSource {
       this.columnKeys.push([name, (record) => this.encode(dictionary, value(record))]);
     }
     for (const [name] of this.columnKeys) this.columns.set(name, new Float64Array(this.capacity));
+    this.columnArrays = this.columnKeys.map(([name]) => this.columns.get(name)!);
     for (const def of schema.indexes) {
       for (const key of def.keys) if (!this.columns.has(key)) throw new Error(`index ${def.name}: no column ${key}`);
       this.indexes.set(def.name, new SortedIndex(def, this));
@@ -120,15 +129,23 @@ export class Table<R extends Identified> implements RowSource {
     const old = this.rowOfId.get(id);
     if (old !== undefined) {
       this.rowOfId.delete(id);
-      if (this.added.delete(old)) this.release(old);
-      else this.removed.add(old);
+      if (this.pending[old] === ADDED) {
+        this.pending[old] = 0;
+        this.release(old);
+      } else {
+        this.pending[old] = REMOVED;
+        this.removedRows.push(old);
+      }
     }
     if (record === null) return;
     const row = this.allocate();
     this.records[row] = record;
-    for (const [name, key] of this.columnKeys) this.columns.get(name)![row] = key(record);
+    const keys = this.columnKeys;
+    const columns = this.columnArrays;
+    for (let c = 0; c < keys.length; c++) columns[c]![row] = keys[c]![1](record);
     this.rowOfId.set(id, row);
-    this.added.add(row);
+    this.pending[row] = ADDED;
+    this.addedRows.push(row);
   }
 
   /** An index, up to date. */
@@ -148,12 +165,32 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   flush(): void {
-    if (this.added.size === 0 && this.removed.size === 0) return;
-    const added = [...this.added];
-    for (const index of this.indexes.values()) index.update(this.removed, added);
-    for (const row of this.removed) this.release(row);
-    this.added.clear();
-    this.removed.clear();
+    if (this.addedRows.length === 0 && this.removedRows.length === 0) return;
+    const pending = this.pending;
+    const removed = this.removedRows;
+    const added: number[] = [];
+    // A row re-used after a replacement can be listed twice: take it once.
+    for (const row of this.addedRows) {
+      if (pending[row] !== ADDED) continue;
+      pending[row] = 0;
+      added.push(row);
+    }
+    const indexed = this.rowOfId.size - added.length + removed.length;
+    if ((added.length + removed.length) * 4 >= indexed) {
+      // Many changes (a start-up, a replay): sort every row from scratch.
+      const rows = Uint32Array.from(this.rowOfId.values());
+      const ranks = new ColumnRanks(this, rows);
+      for (const index of this.indexes.values()) index.rebuild(rows, ranks);
+    } else {
+      const isRemoved = (row: number) => pending[row] === REMOVED;
+      for (const index of this.indexes.values()) index.update(isRemoved, removed, added);
+    }
+    for (const row of removed) {
+      pending[row] = 0;
+      this.release(row);
+    }
+    this.addedRows = [];
+    this.removedRows = [];
   }
 
   private allocate(): number {
@@ -167,6 +204,10 @@ export class Table<R extends Identified> implements RowSource {
         grown.set(old);
         this.columns.set(name, grown);
       }
+      this.columnArrays = this.columnKeys.map(([name]) => this.columns.get(name)!);
+      const pending = new Uint8Array(this.capacity);
+      pending.set(this.pending);
+      this.pending = pending;
       const stamps = new Float64Array(this.capacity);
       stamps.set(this.fragmentStamps);
       this.fragmentStamps = stamps;

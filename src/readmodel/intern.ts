@@ -1,0 +1,37 @@
+/**
+ * One string object per distinct value for the strings records repeat
+ * (institution and other ids they refer to, titles, descriptions,
+ * locations): records decoded from LMDB or made from events each carry
+ * their own copies otherwise. Fewer, shared strings are less memory and
+ * less for the garbage collector to trace. Records' own ids are unique and
+ * are left alone.
+ */
+
+/** Past this many distinct values the table starts over (sharing is only an optimization). */
+const LIMIT = 1 << 21;
+
+export class Interner {
+  private strings = new Map<string, string>();
+
+  string(value: string): string {
+    const known = this.strings.get(value);
+    if (known !== undefined) return known;
+    if (this.strings.size >= LIMIT) this.strings = new Map();
+    this.strings.set(value, value);
+    return value;
+  }
+
+  /**
+   * Replace the record's top-level string fields (but its id) by their
+   * shared copies, in place: called on a record just made, before anyone
+   * else holds it; the values do not change.
+   */
+  record<R extends object>(record: R): R {
+    const fields = record as Record<string, unknown>;
+    for (const key in fields) {
+      const value = fields[key];
+      if (typeof value === 'string' && key !== 'id') fields[key] = this.string(value);
+    }
+    return record;
+  }
+}
