@@ -64,14 +64,21 @@ export class ReadModelStore {
 
   /** Write a batch of changes and the checkpoint atomically. */
   async write(changes: Iterable<Change>, checkpoint: Position): Promise<void> {
-    await this.root.transaction(() => {
-      for (const { kind, id, record } of changes) {
-        if (record === null) this.records.remove([kind, id]);
-        else this.records.put([kind, id], record);
-      }
-      this.meta.put('checkpoint', { commit: checkpoint.commit.toString(), prepare: checkpoint.prepare.toString() });
-      this.meta.put('version', READ_MODEL_VERSION);
-    });
+    await this.root.transaction(() => this.put(changes, checkpoint));
+  }
+
+  /** `write`, blocking until committed: for bulk writes with nothing else to do meanwhile (far fewer steps per record). */
+  writeSync(changes: Iterable<Change>, checkpoint: Position): void {
+    this.root.transactionSync(() => this.put(changes, checkpoint));
+  }
+
+  private put(changes: Iterable<Change>, checkpoint: Position): void {
+    for (const { kind, id, record } of changes) {
+      if (record === null) this.records.remove([kind, id]);
+      else this.records.put([kind, id], record);
+    }
+    this.meta.put('checkpoint', { commit: checkpoint.commit.toString(), prepare: checkpoint.prepare.toString() });
+    this.meta.put('version', READ_MODEL_VERSION);
   }
 
   /** Drop every record and the checkpoint (before a replay of the whole log). */

@@ -193,16 +193,32 @@ export class Projector {
     });
   }
 
-  /** Replay from the checkpoint up to the current head of the log, then stop. */
+  /**
+   * Replay from the checkpoint up to the current head of the log, then stop
+   * (`vm-api rebuild`). Nothing reads the model meanwhile, so the records are
+   * written once, at the end, with the checkpoint, in one transaction.
+   */
   async catchUp(): Promise<void> {
+    await this.writing;
     const head = await this.store.head();
+    const changed = new Map<string, Change>();
+    let moved = false;
     while (comparePositions(this.position, head) < 0) {
       const events = await this.store.readAll(this.position, REPLAY_BATCH);
       if (events.length === 0) break;
-      await this.applyBatch(events);
+      const last = this.fold(events, changed);
+      if (!last) continue;
+      this.advance(last);
+      moved = true;
     }
     this.model.flush();
-    await this.writing;
+    if (!moved) return;
+    // In key order ([kind, id]): LMDB then appends to its B-tree instead of touching pages all over it.
+    const keys = [...changed.keys()].sort();
+    this.disk.writeSync(
+      keys.map((key) => changed.get(key)!),
+      this.position,
+    );
   }
 
   /** Resolves once the read model has applied the log up to `position`. */
@@ -218,8 +234,16 @@ export class Projector {
   }
 
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
-    if (events.length === 0) return;
     const changed = new Map<string, Change>();
+    const last = this.fold(events, changed);
+    if (!last) return;
+    await this.persist(changed.values(), last);
+    this.advance(last);
+  }
+
+  /** Apply the events not applied yet to the model, noting the records changed; the batch's last position if it moves. */
+  private fold(events: readonly RecordedEvent[], changed: Map<string, Change>): Position | undefined {
+    if (events.length === 0) return undefined;
     let applied = 0;
     for (const event of events) {
       if (comparePositions(event.position, this.position) <= 0) continue; // delivered twice
@@ -230,10 +254,9 @@ export class Projector {
       }
     }
     const last = events[events.length - 1]!.position;
-    if (comparePositions(last, this.position) <= 0) return;
-    await this.persist(changed.values(), last);
+    if (comparePositions(last, this.position) <= 0) return undefined;
     this.eventsApplied += applied;
-    this.advance(last);
+    return last;
   }
 
   /**
