@@ -204,16 +204,24 @@ export function search<R extends Identified>(
   }
 
   // Scan the narrowest range: the count, and the matches while they are few
-  // enough that sorting them might be the cheaper way to the page...
+  // enough that sorting them might be the cheaper way to the page (with
+  // nothing else to check, every row of the range matches: no scan)...
   const checks = checksBesides(chosen);
   const rows = chosen.index.order;
-  const matches: number[] = [];
   let count = 0;
-  for (let i = chosen.from; i < chosen.to; i++) {
-    const row = rows[i]!;
-    if (!passes(checks, row)) continue;
-    if (count < MAX_SORTED) matches.push(row);
-    count++;
+  let matches: ArrayLike<number>;
+  if (checks.length === 0) {
+    count = chosen.to - chosen.from;
+    matches = rows.subarray(chosen.from, Math.min(chosen.to, chosen.from + MAX_SORTED));
+  } else {
+    const found: number[] = [];
+    for (let i = chosen.from; i < chosen.to; i++) {
+      const row = rows[i]!;
+      if (!passes(checks, row)) continue;
+      if (count < MAX_SORTED) found.push(row);
+      count++;
+    }
+    matches = found;
   }
   if (offset >= count) return { count, rows: [] };
   // ...then take the page by sorting the matches or by walking the order
