@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
-import { type DomainEvent, type EventType, eventSchemas, streamOf } from '../src/events/catalog.js';
+import { type DomainEvent, eventSchemas, isEventType, streamOf } from '../src/events/catalog.js';
 import { importFile } from '../src/importer/import.js';
 import { openEventStore, openRuntime } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
@@ -131,9 +131,9 @@ const median = (values: number[]) => {
   const mid = sorted.length >> 1;
   return sorted.length % 2 ? sorted[mid]! : (sorted[mid - 1]! + sorted[mid]!) / 2;
 };
-/** The median of `n` warm runs (after 20 unmeasured ones). */
+/** The median of `n` warm runs (after as many unmeasured ones: a fresh server has its code to compile first). */
 async function fixedQuery(base: string, path: string, key: string, n = 300): Promise<{ ms: number; serverMs: number }> {
-  for (let i = 0; i < 20; i++) await timed(base, path, key);
+  for (let i = 0; i < n; i++) await timed(base, path, key);
   const runs: Timed[] = [];
   for (let i = 0; i < n; i++) runs.push(await timed(base, path, key));
   return { ms: median(runs.map((r) => r.ms)), serverMs: median(runs.map((r) => r.serverMs)) };
@@ -268,8 +268,8 @@ report('search mix p99 / constant p99', `${fmt(search.p99 / constant.p99, 2)}×`
 // 5. The mix again while another process appends events to the log.
 if (LIVE > 0) {
   // Appended as a writer service would: validated events straight to their streams.
-  const live = liveEvents(data, LIVE).map((line) => {
-    const { id, type, data: fields } = JSON.parse(line) as { id: string; type: EventType; data: unknown };
+  const live = liveEvents(data, LIVE).map(({ id, type, data: fields }) => {
+    if (!isEventType(type)) throw new Error(`not an event type: ${type}`);
     const event = { type, data: eventSchemas[type].parse(fields) } as DomainEvent;
     return { stream: streamOf(event), events: [{ id, type, data: event.data }] };
   });

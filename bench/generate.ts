@@ -155,13 +155,13 @@ export function generate(shifts: number, institutions: number, seed = 42): Bench
  * them while the service is serving: new shifts, changes to them, and
  * reservations on them (each of which changes its shift again).
  */
-export function liveEvents(data: BenchData, n: number, seed = 99): string[] {
+export function liveEvents(data: BenchData, n: number, seed = 99): Array<{ id: string; type: string; data: unknown }> {
   const rand = mulberry32(seed);
   const institution_id = data.institutionIds[0]!;
   const { opportunity, profile } = data.samples[0]!;
-  const lines: string[] = [];
+  const lines: Array<{ id: string; type: string; data: unknown }> = [];
   const emit = (type: string, fields: object) =>
-    lines.push(JSON.stringify({ type, id: seededUuid(rand, 'a'), data: { institution_id, occurred_at: new Date().toISOString(), ...fields } }));
+    lines.push({ type, id: seededUuid(rand, 'a'), data: { institution_id, occurred_at: new Date().toISOString(), ...fields } });
   let shift = '';
   for (let k = 0; k < n; k++) {
     const start = Date.UTC(2026, 1, 1) + Math.floor(rand() * 330) * DAY + Math.floor(rand() * 48) * (HOUR / 2);

@@ -52,12 +52,7 @@ function derivedId(text: string, occurrence: number): string {
 const fieldOf = (path: readonly PropertyKey[]) => path.map(String).join('.');
 
 /** Parse and validate the lines' schemas; references are checked later, against the log. */
-export function parseNdjson(text: string): { lines: ParsedLine[]; problems: ImportProblem[] } {
-  return parseLines(text.split('\n'));
-}
-
-/** parseNdjson over lines (e.g. those of a file too large for one string). */
-export function parseLines(rows: Iterable<string>): { lines: ParsedLine[]; problems: ImportProblem[] } {
+function parseLines(rows: Iterable<string>): { lines: ParsedLine[]; problems: ImportProblem[] } {
   const lines: ParsedLine[] = [];
   const problems: ImportProblem[] = [];
   const seen = new Map<string, number>();
@@ -109,16 +104,18 @@ export interface ImportResult {
 
 const CHUNK = 20_000;
 
-/** Validate a whole file against the log, then append it. Throws ImportError and appends nothing on any problem. */
-export async function importEvents(store: EventStore, file: string, text: string): Promise<ImportResult> {
-  const { lines, problems } = parseNdjson(text);
-  if (problems.length > 0) throw new ImportError(file, problems);
-  return appendChecked(store, file, lines);
+/** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
+export function importEvents(store: EventStore, file: string, text: string): Promise<ImportResult> {
+  return importLines(store, file, text.split('\n'));
 }
 
 /** importEvents for a file on disk, read line by line (any size). */
-export async function importFile(store: EventStore, file: string): Promise<ImportResult> {
-  const { lines, problems } = parseLines(fileLines(file));
+export function importFile(store: EventStore, file: string): Promise<ImportResult> {
+  return importLines(store, file, fileLines(file));
+}
+
+async function importLines(store: EventStore, file: string, rows: Iterable<string>): Promise<ImportResult> {
+  const { lines, problems } = parseLines(rows);
   if (problems.length > 0) throw new ImportError(file, problems);
   return appendChecked(store, file, lines);
 }

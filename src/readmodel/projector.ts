@@ -120,12 +120,17 @@ export class Projector {
       clearTimeout(timer);
       if (head) this.noteHead(head);
     }
-    const behind = this.head.commit - this.position.commit;
     return {
       head: this.head,
-      positions: behind > 0n ? behind : 0n,
+      positions: this.behind(this.head),
       ms: this.behindSince === undefined ? 0 : Math.round(performance.now() - this.behindSince),
     };
+  }
+
+  /** How many positions the read model is behind `head` (0 if not). */
+  private behind(head: Position): bigint {
+    const behind = head.commit - this.position.commit;
+    return behind > 0n ? behind : 0n;
   }
 
   private noteHead(head: Position): void {
@@ -166,9 +171,8 @@ export class Projector {
         onHead: (head) => {
           this.noteHead(head);
           if (this.reconnecting) {
-            const behind = head.commit - this.position.commit;
             this.log?.info(
-              { position: this.position.commit.toString(), head: head.commit.toString(), lag: (behind > 0n ? behind : 0n).toString() },
+              { position: this.position.commit.toString(), head: head.commit.toString(), lag: this.behind(head).toString() },
               'projection resubscribed; catching up from the checkpoint to the head',
             );
           }

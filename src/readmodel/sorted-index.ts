@@ -220,16 +220,13 @@ export function capacityFor(n: number): number {
  */
 export class ColumnRanks {
   private readonly cache = new Map<string, { rank: Uint32Array; distinct: number }>();
-  private readonly maxRow: number;
 
+  /** `rowCount`: every row number is below it. */
   constructor(
     private readonly source: RowSource,
     private readonly rows: Uint32Array,
-  ) {
-    let max = 0;
-    for (let i = 0; i < rows.length; i++) if (rows[i]! > max) max = rows[i]!;
-    this.maxRow = max;
-  }
+    private readonly rowCount: number,
+  ) {}
 
   of(name: string): { rank: Uint32Array; distinct: number } {
     const cached = this.cache.get(name);
@@ -241,7 +238,7 @@ export class ColumnRanks {
     values.sort();
     let distinct = 0;
     for (let i = 0; i < values.length; i++) if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i]!;
-    const rank = new Uint32Array(this.maxRow + 1);
+    const rank = new Uint32Array(this.rowCount);
     for (let i = 0; i < rows.length; i++) {
       const value = column[rows[i]!]!;
       let lo = 0;

@@ -35,9 +35,10 @@ export class Table<R extends Identified> implements RowSource {
   private readonly freeRows: number[] = [];
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
   private readonly dictionaries = new Map<string, Map<string, number>>();
-  private readonly columns = new Map<string, Float64Array>();
-  /** The column arrays in columnKeys' order. */
-  private columnArrays: Float64Array[] = [];
+  /** Column name → its place in columnKeys and columns. */
+  private readonly columnIndex = new Map<string, number>();
+  /** The column arrays, in columnKeys' order. */
+  private columns: Float64Array[] = [];
   private capacity = 16;
   private readonly indexes = new Map<string, SortedIndex>();
   /** Per row: ADDED, REMOVED or 0. */
@@ -54,10 +55,10 @@ export class Table<R extends Identified> implements RowSource {
       this.dictionaries.set(name, dictionary);
       this.columnKeys.push([name, (record) => this.encode(dictionary, value(record))]);
     }
-    for (const [name] of this.columnKeys) this.columns.set(name, new Float64Array(this.capacity));
-    this.columnArrays = this.columnKeys.map(([name]) => this.columns.get(name)!);
+    this.columnKeys.forEach(([name], c) => this.columnIndex.set(name, c));
+    this.columns = this.columnKeys.map(() => new Float64Array(this.capacity));
     for (const def of schema.indexes) {
-      for (const key of def.keys) if (!this.columns.has(key)) throw new Error(`index ${def.name}: no column ${key}`);
+      for (const key of def.keys) if (!this.columnIndex.has(key)) throw new Error(`index ${def.name}: no column ${key}`);
       this.indexes.set(def.name, new SortedIndex(def, this));
     }
   }
@@ -101,9 +102,9 @@ export class Table<R extends Identified> implements RowSource {
 
   /** A column's values by row (the array is replaced when the table grows: do not keep it). */
   column(name: string): Float64Array {
-    const column = this.columns.get(name);
-    if (!column) throw new Error(`no column ${name}`);
-    return column;
+    const c = this.columnIndex.get(name);
+    if (c === undefined) throw new Error(`no column ${name}`);
+    return this.columns[c]!;
   }
 
   /** The code of a value in a symbol column; undefined when no record ever had it. */
@@ -141,7 +142,7 @@ export class Table<R extends Identified> implements RowSource {
     const row = this.allocate();
     this.records[row] = record;
     const keys = this.columnKeys;
-    const columns = this.columnArrays;
+    const columns = this.columns;
     for (let c = 0; c < keys.length; c++) columns[c]![row] = keys[c]![1](record);
     this.rowOfId.set(id, row);
     this.pending[row] = ADDED;
@@ -179,7 +180,7 @@ export class Table<R extends Identified> implements RowSource {
     if ((added.length + removed.length) * 4 >= indexed) {
       // Many changes (a start-up, a replay): sort every row from scratch.
       const rows = Uint32Array.from(this.rowOfId.values());
-      const ranks = new ColumnRanks(this, rows);
+      const ranks = new ColumnRanks(this, rows, this.records.length);
       for (const index of this.indexes.values()) index.rebuild(rows, ranks);
     } else {
       const isRemoved = (row: number) => pending[row] === REMOVED;
@@ -199,12 +200,11 @@ export class Table<R extends Identified> implements RowSource {
     const row = this.records.length;
     if (row >= this.capacity) {
       this.capacity = capacityFor(row + 1) * 2;
-      for (const [name, old] of this.columns) {
+      this.columns = this.columns.map((old) => {
         const grown = new Float64Array(this.capacity);
         grown.set(old);
-        this.columns.set(name, grown);
-      }
-      this.columnArrays = this.columnKeys.map(([name]) => this.columns.get(name)!);
+        return grown;
+      });
       const pending = new Uint8Array(this.capacity);
       pending.set(this.pending);
       this.pending = pending;
