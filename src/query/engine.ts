@@ -13,6 +13,12 @@
  * rows all share one value of an index that continues in the requested
  * order (spots=4 in start order: the `spots` index is sorted by spots, then
  * by start).
+ *
+ * Ranges on the first two keys of an index (or on its second key alone)
+ * are a skip scan: for each value of the first key, the rows in the second
+ * range are one block of the index, found by binary search. A day ordered
+ * by spots is then a block per spots value, in order, counted from bounds;
+ * a start-time window within a date window, one block per start time.
  */
 import type { ReadView } from '../../projections/projection.js';
 import type { Identified, RowSource, SortedIndex } from '../readmodel/sorted-index.js';
@@ -142,16 +148,33 @@ function passes(checks: readonly Check[], row: number): boolean {
   return true;
 }
 
-/** [from, to) of an index: the rows a range admits. */
+/**
+ * Rows of an index the query can be answered from: disjoint [from, to)
+ * blocks of index positions, in index order, whose rows all satisfy the
+ * ranges they cover. One range on the leading column is one block; a skip
+ * scan gives a block per value of the leading column.
+ */
 interface Span {
   readonly index: SortedIndex;
-  readonly from: number;
-  readonly to: number;
-  readonly range?: Range;
+  /** from, to, from, to, … ascending. */
+  readonly blocks: readonly number[];
+  readonly size: number;
+  readonly covers: readonly Range[];
 }
+
+const spanOf = (index: SortedIndex, from: number, to: number, covers: readonly Range[]): Span => ({
+  index,
+  blocks: [from, to],
+  size: to - from,
+  covers,
+});
 
 /** A comparison in a sort (of integers, natively) costs about this many filter checks of a walk. */
 const SORT_COST_PER_COMPARISON = 0.5;
+/** A skip scan is only tried when the best span found without one has more rows than this. */
+const SKIP_SCAN_FROM = 64;
+/** Values of the leading column a skip scan visits, at most. */
+const SKIP_SCAN_MAX_GROUPS = 1024;
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -176,50 +199,73 @@ export function search<R extends Identified>(
   // Bound every range on a column that leads an index. A range that spans
   // its whole index filters nothing and is dropped.
   const spans: Span[] = [];
-  const unindexed: Range[] = [];
+  const active: Range[] = [];
   for (const range of ranges) {
     const index = table.indexLedBy(range.column, order);
     if (!index) {
-      unindexed.push(range);
+      active.push(range);
       continue;
     }
     const from = index.lowerBound(range.lo);
     const to = index.lowerBound(range.hi);
     if (from === 0 && to === index.size) continue;
-    spans.push({ index, from, to, range });
+    active.push(range);
+    spans.push(spanOf(index, from, to, [range]));
   }
-  // The order index's own range, if any: a walk in order stays inside it.
-  const inOrder = spans.find((s) => s.index === order) ?? { index: order, from: 0, to: order.size };
-  // The narrowest range to scan (the order index wins ties: no sort needed).
-  let chosen = inOrder;
-  for (const s of spans) if (s.to - s.from < chosen.to - chosen.from) chosen = s;
-
-  const checksBesides = (skip: Span) => [
-    ...spans.filter((s) => s !== skip).map((s) => inRange(table, s.range!)),
-    ...unindexed.map((r) => inRange(table, r)),
+  const checksBesides = (span: Span) => [
+    ...active.filter((r) => !span.covers.includes(r)).map((r) => inRange(table, r)),
     ...predicates,
   ];
-  if (chosen === inOrder || continuesInOrder(table, chosen, order)) {
-    return scanInOrder(chosen, ordering.descending, checksBesides(chosen), offset, limit);
+  const whole = spanOf(order, 0, order.size, []);
+  // The spans whose rows are in the requested order, the narrowest first.
+  const inOrder = [whole, ...spans.filter((s) => isInOrder(table, s, order))].sort((a, b) => a.size - b.size);
+  // Answered from bounds: a span in order that leaves nothing to check.
+  let exact = inOrder.find((s) => checksBesides(s).length === 0);
+  // Else two ranges on the first two keys of one index (or a range on its
+  // second key alone) may be blocks of it, one per value of its first key:
+  // `date=…&ordering=spots` walks the spots index a spots value at a time.
+  const narrowest = spans.reduce((a, s) => (s.size < a.size ? s : a), whole);
+  if (!exact && narrowest.size > SKIP_SCAN_FROM) {
+    for (const index of table.allIndexes()) {
+      const second = active.find((r) => r.column === index.def.keys[1]);
+      const first = active.find((r) => r.column === index.leading);
+      // With no range on the first key, the blocks hold the rows of the
+      // second range alone: only worth it in order.
+      if (!second || (!first && index !== order)) continue;
+      const span = skipScan(table, index, first, second, narrowest.size);
+      if (!span) continue;
+      spans.push(span);
+      if (!isInOrder(table, span, order)) continue;
+      inOrder.push(span);
+      if (checksBesides(span).length === 0) exact ??= span;
+    }
+    inOrder.sort((a, b) => a.size - b.size);
   }
+  if (exact) return scanInOrder(exact, ordering.descending, [], offset, limit);
+  // The narrowest span to scan (one in order wins ties: no sort needed).
+  const chosen = spans.reduce((a, s) => (s.size < a.size ? s : a), inOrder[0]!);
+  if (inOrder.includes(chosen)) return scanInOrder(chosen, ordering.descending, checksBesides(chosen), offset, limit);
 
-  // Scan the narrowest range: the count, and the matches while they are few
+  // Scan the narrowest span: the count, and the matches while they are few
   // enough that sorting them might be the cheaper way to the page (with
-  // nothing else to check, every row of the range matches: no scan)...
+  // nothing else to check, every row of the span matches: no scan)...
   const checks = checksBesides(chosen);
   const rows = chosen.index.order;
+  const { blocks } = chosen;
   let count = 0;
   let matches: ArrayLike<number>;
   if (checks.length === 0) {
-    count = chosen.to - chosen.from;
-    matches = rows.subarray(chosen.from, Math.min(chosen.to, chosen.from + MAX_SORTED));
+    count = chosen.size;
+    matches = blocks.length === 2 ? rows.subarray(blocks[0]!, Math.min(blocks[1]!, blocks[0]! + MAX_SORTED)) : rowsOf(chosen, MAX_SORTED);
   } else {
     const found: number[] = [];
-    for (let i = chosen.from; i < chosen.to; i++) {
-      const row = rows[i]!;
-      if (!passes(checks, row)) continue;
-      if (count < MAX_SORTED) found.push(row);
-      count++;
+    for (let b = 0; b < blocks.length; b += 2) {
+      for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
+        const row = rows[i]!;
+        if (!passes(checks, row)) continue;
+        if (count < MAX_SORTED) found.push(row);
+        count++;
+      }
     }
     matches = found;
   }
@@ -228,9 +274,10 @@ export function search<R extends Identified>(
   // index until the page is full, whichever touches fewer rows.
   const wanted = Math.min(offset + limit, count);
   const sortCost = count <= MAX_SORTED ? count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON : Infinity;
-  const walkCost = (wanted * (inOrder.to - inOrder.from)) / count;
+  const walk = inOrder[0]!;
+  const walkCost = (wanted * walk.size) / count;
   if (walkCost < sortCost) {
-    return { count, rows: scanInOrder(inOrder, ordering.descending, checksBesides(inOrder), offset, limit, true).rows };
+    return { count, rows: scanInOrder(walk, ordering.descending, checksBesides(walk), offset, limit, true).rows };
   }
   // Sorting the matches is sorting their positions in the order index.
   const ranks = order.ranks();
@@ -245,29 +292,79 @@ export function search<R extends Identified>(
 /** Matches collected for sorting, at most. */
 const MAX_SORTED = 50_000;
 
+/** The first `max` rows of a span. */
+function rowsOf({ index, blocks }: Span, max: number): Uint32Array {
+  const out = new Uint32Array(max);
+  let n = 0;
+  for (let b = 0; b < blocks.length && n < max; b += 2) {
+    const slice = index.order.subarray(blocks[b]!, Math.min(blocks[b + 1]!, blocks[b]! + max - n));
+    out.set(slice, n);
+    n += slice.length;
+  }
+  return out.subarray(0, n);
+}
+
 /**
- * Whether the rows of a span are already in the order of `order`: they all
- * have one value of their index's leading column, and the index continues
- * with the keys of `order`.
+ * The rows of `index` in `first` (all, if undefined) and `second`, the
+ * ranges on its first two keys, as one block per value of the first key
+ * (in which rows are sorted by the second): three binary searches a value.
+ * Undefined when that is not worth it against scanning `rivalSize` rows.
  */
-function continuesInOrder(table: Pick<RowSource, 'column'>, span: Span, order: SortedIndex): boolean {
-  if (span.to - span.from === 0) return true;
+function skipScan(
+  table: Pick<RowSource, 'column'>,
+  index: SortedIndex,
+  first: Range | undefined,
+  second: Range,
+  rivalSize: number,
+): Span | undefined {
+  const probes = 3 * Math.log2(index.size + 1);
+  const budget = Math.min(SKIP_SCAN_MAX_GROUPS, (rivalSize * Math.log2(rivalSize + 1) * SORT_COST_PER_COMPARISON) / probes);
+  let at = first ? index.lowerBound(first.lo) : 0;
+  const end = first ? index.lowerBound(first.hi) : index.size;
+  const rows = index.order;
+  const lead = table.column(index.leading);
+  const blocks: number[] = [];
+  let size = 0;
+  for (let groups = 1; at < end; groups++) {
+    if (groups > budget) return undefined;
+    const next = index.after(lead[rows[at]!]!, at, end);
+    const from = index.boundOn(1, second.lo, at, next);
+    const to = index.boundOn(1, second.hi, from, next);
+    if (from < to) {
+      blocks.push(from, to);
+      size += to - from;
+    }
+    at = next;
+  }
+  return { index, blocks, size, covers: first ? [first, second] : [second] };
+}
+
+/**
+ * Whether the rows of a span are in the order of `order`: it is a span of
+ * that index, or of one block whose rows all have one value of their
+ * index's leading column, the index continuing with the keys of `order`
+ * (spots=4 in start order: the `spots` index is sorted by spots, then by
+ * start).
+ */
+function isInOrder(table: Pick<RowSource, 'column'>, span: Span, order: SortedIndex): boolean {
+  if (span.index === order) return true;
+  if (span.blocks.length !== 2 || span.size === 0) return span.size === 0;
   const keys = span.index.def.keys;
   const orderKeys = order.def.keys;
   if (keys.length !== orderKeys.length + 1 || !orderKeys.every((k, i) => keys[i + 1] === k)) return false;
   const lead = table.column(span.index.leading);
   const rows = span.index.order;
-  return lead[rows[span.from]!] === lead[rows[span.to - 1]!];
+  return lead[rows[span.blocks[0]!]!] === lead[rows[span.blocks[1]! - 1]!];
 }
 
 /**
- * The page of the rows of a span that pass the checks, in index order (or
- * reversed). Without checks the page is a slice and the count the span's
+ * The page of the rows of a span (in order) that pass the checks, in order
+ * or reversed. Without checks the page is a slice and the count the span's
  * size; with checks every row is checked for the count, unless `pageOnly`
  * (the count is known) stops the walk once the page is full.
  */
 function scanInOrder(
-  { index, from, to }: Span,
+  { index, blocks, size }: Span,
   descending: boolean,
   checks: readonly Check[],
   offset: number,
@@ -275,21 +372,29 @@ function scanInOrder(
   pageOnly = false,
 ): SearchResult {
   const rows = index.order;
-  const total = to - from;
-  const at = (k: number) => rows[descending ? to - 1 - k : from + k]!;
   const page: number[] = [];
-  if (checks.length === 0) {
-    for (let k = offset; k < Math.min(offset + limit, total); k++) page.push(at(k));
-    return { count: total, rows: page };
-  }
+  const nBlocks = blocks.length / 2;
   let count = 0;
-  for (let k = 0; k < total; k++) {
-    const row = at(k);
-    if (!passes(checks, row)) continue;
-    if (count >= offset && count < offset + limit) page.push(row);
-    count++;
-    if (pageOnly && page.length === limit) break;
+  for (let j = 0; j < nBlocks; j++) {
+    const b = 2 * (descending ? nBlocks - 1 - j : j);
+    const from = blocks[b]!;
+    const to = blocks[b + 1]!;
+    const total = to - from;
+    const at = (k: number) => rows[descending ? to - 1 - k : from + k]!;
+    if (checks.length === 0) {
+      // Skip whole blocks before the page, take a slice of the others.
+      if (page.length === limit) break;
+      for (let k = Math.max(offset - count, 0); k < total && page.length < limit; k++) page.push(at(k));
+      count += total;
+      continue;
+    }
+    for (let k = 0; k < total; k++) {
+      const row = at(k);
+      if (!passes(checks, row)) continue;
+      if (count >= offset && count < offset + limit) page.push(row);
+      count++;
+      if (pageOnly && page.length === limit) return { count, rows: page };
+    }
   }
-  return { count, rows: page };
+  return { count: checks.length === 0 ? size : count, rows: page };
 }
-

@@ -89,13 +89,36 @@ export class SortedIndex {
 
   /** First position whose leading column is ≥ `value`. */
   lowerBound(value: number): number {
-    const lead = this.source.column(this.leading);
+    return this.boundOn(0, value, 0, this.length);
+  }
+
+  /**
+   * First position in [from, to) whose value of the `key`-th key is ≥
+   * `value`: the rows there must be in that key's order (the whole index
+   * for the leading key; one value of the leading key for the second).
+   */
+  boundOn(key: number, value: number, from: number, to: number): number {
+    const column = this.source.column(this.def.keys[key]!);
     const rows = this.rows;
-    let lo = 0;
-    let hi = this.length;
+    let lo = from;
+    let hi = to;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (lead[rows[mid]!]! < value) lo = mid + 1;
+      if (column[rows[mid]!]! < value) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** First position in [from, to) whose leading column is > `value`. */
+  after(value: number, from: number, to: number): number {
+    const lead = this.source.column(this.leading);
+    const rows = this.rows;
+    let lo = from;
+    let hi = to;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (lead[rows[mid]!]! <= value) lo = mid + 1;
       else hi = mid;
     }
     return lo;

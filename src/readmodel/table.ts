@@ -157,6 +157,12 @@ export class Table<R extends Identified> implements RowSource {
     return index;
   }
 
+  /** Every index, up to date. */
+  allIndexes(): Iterable<SortedIndex> {
+    this.flush();
+    return this.indexes.values();
+  }
+
   /** An index sorted first by this column (the preferred one if it is), up to date. */
   indexLedBy(column: string, preferred?: SortedIndex): SortedIndex | undefined {
     this.flush();
