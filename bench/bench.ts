@@ -34,6 +34,8 @@ const { values } = parseArgs({
     keep: { type: 'boolean', default: false },
     /** Write a V8 CPU profile of the server process into this folder. */
     profile: { type: 'string' },
+    /** Skip import and rebuild: serve this DATA_DIR, kept by an earlier `--keep` run with the same --shifts and --institutions. */
+    reuse: { type: 'string' },
   },
 });
 const SHIFTS = Number(values.shifts);
@@ -53,13 +55,13 @@ const report = (name: string, value: string, target = '') => {
 };
 const verdict = (ok: boolean, text: string) => `${ok ? 'PASS' : 'FAIL'} target ${text}`;
 
-const dir = mkdtempSync(join(tmpdir(), 'vm-bench-'));
+const dir = values.reuse ?? mkdtempSync(join(tmpdir(), 'vm-bench-'));
 const compareDir = mkdtempSync(join(tmpdir(), 'vm-bench-compare-'));
 // Never leave servers or data behind, whatever ends this run.
 const servers: ChildProcess[] = [];
 process.on('exit', () => {
   for (const child of servers) child.kill('SIGKILL');
-  if (!values.keep) for (const d of [dir, compareDir]) rmSync(d, { recursive: true, force: true });
+  if (!values.keep) for (const d of values.reuse ? [compareDir] : [dir, compareDir]) rmSync(d, { recursive: true, force: true });
 });
 
 /** Generate a data set and import it into `into` (the CLI's import path); the import rate. */
@@ -149,14 +151,14 @@ report(
   `${fmt(sum(data.counts))} shifts, ${fmt(sum(data.reservations))} reservations, ${fmt(sum(data.profiles))} profiles, ` +
     `${fmt(data.lines.length)} events; largest institution ${fmt(data.counts[0]!)} shifts`,
 );
-{
+if (!values.reuse) {
   const { appended, seconds } = await importData(dir, data);
   const rate = appended / seconds;
   report('import', `${fmt(appended)} events in ${fmt(seconds, 2)} s = ${fmt(rate)} events/s`, verdict(rate >= 50_000, '≥ 50,000 events/s'));
 }
 
 // 2. Replay the log into the read model (what `vm-api rebuild` does).
-{
+if (!values.reuse) {
   const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined });
   const t0 = performance.now();
   await runtime.disk.clear();
@@ -236,6 +238,8 @@ report(
 
 interface Load {
   rps: number;
+  /** Server CPU time (user + system) per request, µs. */
+  cpu: number;
   p50: number;
   p99: number;
   requests: number;
@@ -244,11 +248,14 @@ interface Load {
 }
 async function load(paths: string[], headers: Record<string, string>[], seconds: number): Promise<Load> {
   const job = JSON.stringify({ url: base, paths, headers, connections: CONNECTIONS, seconds });
+  const cpu = async () => ((await (await fetch(`${base}/bench/cpu`)).json()) as { micros: number }).micros;
+  const before = await cpu();
   const child = spawn(process.execPath, [join(here, 'load.js'), job], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   await new Promise((resolve) => child.once('exit', resolve));
-  return JSON.parse(out) as Load;
+  const result = JSON.parse(out) as Omit<Load, 'cpu'>;
+  return { ...result, cpu: ((await cpu()) - before) / result.requests };
 }
 const mixPaths = requests.map((r) => r.path);
 const mixHeaders = requests.map((r) => ({ 'api-key': r.key }));
@@ -259,8 +266,11 @@ await load(mixPaths, mixHeaders, 2); // warm-up
 await load(constPaths, noHeaders, 2);
 const search = await load(mixPaths, mixHeaders, SECONDS);
 const constant = await load(constPaths, noHeaders, SECONDS);
-report('constant route (same bytes)', `${fmt(constant.rps)} req/s, p50 ${constant.p50} ms, p99 ${constant.p99} ms`);
-report('search mix', `${fmt(search.rps)} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms (errors ${search.errors}, non-2xx ${search.non2xx})`);
+report('constant route (same bytes)', `${fmt(constant.rps)} req/s, p50 ${constant.p50} ms, p99 ${constant.p99} ms, server CPU ${fmt(constant.cpu)} µs/request`);
+report(
+  'search mix',
+  `${fmt(search.rps)} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms, server CPU ${fmt(search.cpu)} µs/request (errors ${search.errors}, non-2xx ${search.non2xx})`,
+);
 const share = search.rps / constant.rps;
 report('search mix / constant route', `${fmt(share * 100, 1)} %`, verdict(share >= 0.7, '≥ 70 %'));
 report('search mix p99 / constant p99', `${fmt(search.p99 / constant.p99, 2)}×`, verdict(search.p99 <= 2 * constant.p99, '≤ 2×'));

@@ -24,8 +24,12 @@ function keyOf(pair: string): string {
   }
 }
 
-/** The request's URL on another page: every parameter kept as sent, page and limit replaced. */
-function pageUrl(request: FastifyRequest, baseUrl: string | undefined, page: number, limit: number): string {
+/**
+ * The request's URL as JSON text up to its page number, every parameter but
+ * page and limit kept as sent: `"<base><path>?<kept>&page=`. Completed by
+ * `${page}&limit=${limit}"`.
+ */
+function pageUrlPrefix(request: FastifyRequest, baseUrl: string | undefined): string {
   const q = request.url.indexOf('?');
   const path = q === -1 ? request.url : request.url.slice(0, q);
   let query = '';
@@ -36,8 +40,14 @@ function pageUrl(request: FastifyRequest, baseUrl: string | undefined, page: num
       if (key !== 'page' && key !== 'limit') query += `${pair}&`;
     }
   }
-  return `${baseUrl ?? `${request.protocol}://${request.host}`}${path}?${query}page=${page}&limit=${limit}`;
+  const url = `${baseUrl ?? `${request.protocol}://${request.host}`}${path}?${query}page=`;
+  // JSON.stringify, but for the closing quote (most URLs need no escaping).
+  return NEEDS_ESCAPING.test(url) ? JSON.stringify(url).slice(0, -1) : `"${url}`;
 }
+
+const NEEDS_ESCAPING = /["\\\u0000-\u001f\u007f-\uffff]/;
+/** Printable ASCII: one byte per character. */
+const NOT_ASCII = /[^\u0020-\u007e]/;
 
 const COMMA = 0x2c;
 const CLOSE_BRACKET = 0x5d;
@@ -53,14 +63,17 @@ export function envelope(
   allocate: (length: number) => Buffer,
 ): Buffer {
   const { page, limit } = paging;
-  const next = page * limit < count ? JSON.stringify(pageUrl(request, baseUrl, page + 1, limit)) : 'null';
-  const previous = page > 1 ? JSON.stringify(pageUrl(request, baseUrl, page - 1, limit)) : 'null';
+  const hasNext = page * limit < count;
+  const prefix = hasNext || page > 1 ? pageUrlPrefix(request, baseUrl) : '';
+  const next = hasNext ? `${prefix}${page + 1}&limit=${limit}"` : 'null';
+  const previous = page > 1 ? `${prefix}${page - 1}&limit=${limit}"` : 'null';
   const head = `{"count":${count},"next":${next},"previous":${previous},"results":[`;
   // head, the results with a comma between each two, then `]}`
-  let length = Buffer.byteLength(head) + Math.max(results.length - 1, 0) + 2;
+  const ascii = !NOT_ASCII.test(head);
+  let length = (ascii ? head.length : Buffer.byteLength(head)) + Math.max(results.length - 1, 0) + 2;
   for (let i = 0; i < results.length; i++) length += results[i]!.length;
   const body = allocate(length);
-  let at = body.write(head, 0, 'utf8');
+  let at = body.write(head, 0, ascii ? 'latin1' : 'utf8');
   for (let i = 0; i < results.length; i++) {
     if (i > 0) body[at++] = COMMA;
     body.set(results[i]!, at);
