@@ -329,7 +329,7 @@ function skipScan(
     if (groups > budget) return undefined;
     const next = index.after(lead[rows[at]!]!, at, end);
     const from = index.boundOn(1, second.lo, at, next);
-    const to = index.boundOn(1, second.hi, from, next);
+    const to = index.boundNear(1, second.hi, from, next);
     if (from < to) {
       blocks.push(from, to);
       size += to - from;

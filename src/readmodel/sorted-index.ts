@@ -110,6 +110,22 @@ export class SortedIndex {
     return lo;
   }
 
+  /**
+   * `boundOn` for a bound expected near `from`: probes from + 1, 3, 7, …
+   * first, so a short answer reads only rows close to `from`.
+   */
+  boundNear(key: number, value: number, from: number, to: number): number {
+    const column = this.source.column(this.def.keys[key]!);
+    const rows = this.rows;
+    let step = 1;
+    let lo = from;
+    while (lo + step < to && column[rows[lo + step]!]! < value) {
+      lo += step;
+      step *= 2;
+    }
+    return this.boundOn(key, value, lo, Math.min(lo + step, to));
+  }
+
   /** First position in [from, to) whose leading column is > `value`. */
   after(value: number, from: number, to: number): number {
     const lead = this.source.column(this.leading);
