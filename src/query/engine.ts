@@ -327,7 +327,7 @@ function skipScan(
   let size = 0;
   for (let groups = 1; at < end; groups++) {
     if (groups > budget) return undefined;
-    const next = index.after(lead[rows[at]!]!, at, end);
+    const next = index.runEnd(lead[rows[at]!]!);
     const from = index.boundOn(1, second.lo, at, next);
     const to = index.boundNear(1, second.hi, from, next);
     if (from < to) {

@@ -28,6 +28,9 @@ export interface IndexDef {
 
 export type RowComparator = (a: number, b: number) => number;
 
+/** Run ends remembered per index, at most (then forgotten all at once). */
+const MAX_RUN_ENDS = 4096;
+
 /** Up to this many changes are spliced into an index one by one; more are merged. */
 const SPLICE_LIMIT = 32;
 
@@ -36,6 +39,8 @@ export class SortedIndex {
   private length = 0;
   /** Row → position, built when first asked for after a change. */
   private positions: Uint32Array | undefined;
+  /** Leading value → the position after its run (runEnd), until the next change. */
+  private readonly runEnds = new Map<number, number>();
 
   constructor(
     readonly def: IndexDef,
@@ -126,6 +131,22 @@ export class SortedIndex {
     return this.boundOn(key, value, lo, Math.min(lo + step, to));
   }
 
+  /**
+   * The position after the run of rows whose leading column is `value`
+   * (a value some row has): remembered until the index changes, so skip
+   * scans over the same values (a few spots, start times or ids) find the
+   * runs without searching again.
+   */
+  runEnd(value: number): number {
+    let end = this.runEnds.get(value);
+    if (end === undefined) {
+      end = this.after(value, 0, this.length);
+      if (this.runEnds.size >= MAX_RUN_ENDS) this.runEnds.clear();
+      this.runEnds.set(value, end);
+    }
+    return end;
+  }
+
   /** First position in [from, to) whose leading column is > `value`. */
   after(value: number, from: number, to: number): number {
     const lead = this.source.column(this.leading);
@@ -147,6 +168,7 @@ export class SortedIndex {
    */
   update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
     this.positions = undefined;
+    this.runEnds.clear();
     const compare = this.comparator();
     if (removed.length + added.length <= SPLICE_LIMIT) {
       for (const row of removed) this.remove(row, compare);
@@ -180,6 +202,7 @@ export class SortedIndex {
    */
   rebuild(rows: Uint32Array, ranks: ColumnRanks): void {
     this.positions = undefined;
+    this.runEnds.clear();
     const n = rows.length;
     let order = new Uint32Array(capacityFor(n));
     order.set(rows);
