@@ -66,9 +66,13 @@ export class ReadModel implements JsonView {
     return this.keysByHash.get(sha256);
   }
 
-  apply(change: Change): void {
+  /**
+   * Apply a change. `intern`: share the record's repeated strings with
+   * other records' (records decoded from a snapshot share them already).
+   */
+  apply(change: Change, intern = true): void {
     const { kind, id } = change;
-    const record = change.record && this.interner.record(change.record);
+    const record = intern && change.record ? this.interner.record(change.record) : change.record;
     const map = this.maps[kind] as Map<string, AnyRecord>;
     const before = map.get(id);
     if (record === null) map.delete(id);
@@ -109,9 +113,9 @@ export class ReadModel implements JsonView {
     this.dirty.clear();
   }
 
-  /** Every record, for persistence and comparison. */
-  *entries(): Iterable<[Kind, AnyRecord]> {
-    for (const kind of kinds) for (const record of this.maps[kind].values()) yield [kind, record];
+  /** Every record, by kind (a snapshot of the model). */
+  *byKind(): Iterable<[Kind, Iterable<AnyRecord>]> {
+    for (const kind of kinds) yield [kind, this.maps[kind].values()];
   }
 
   private indexKey(before: ApiKeyRecord | undefined, after: ApiKeyRecord | null): void {

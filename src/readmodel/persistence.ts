@@ -1,24 +1,46 @@
 /**
- * The read model on disk: every record under [kind, id] and the checkpoint
- * (the log position the records reflect), written in one LMDB transaction
- * per batch so that records and checkpoint never disagree.
+ * The read model on disk, as of a checkpoint (the log position it
+ * reflects):
+ *
+ * - a snapshot: every record, by kind, in columnar chunks
+ *   (snapshot-codec.ts), written whole after a replay and at a start-up
+ *   that found a long journal;
+ * - a journal: the records changed since the snapshot, under [kind, id]
+ *   (null for a deleted one), written with the checkpoint in one LMDB
+ *   transaction per batch of events, so that records and checkpoint never
+ *   disagree.
+ *
+ * Loading reads the snapshot, then the journal over it.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
+import { decodeChunk, encodeChunks } from './snapshot-codec.js';
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
-export const READ_MODEL_VERSION = 3;
+export const READ_MODEL_VERSION = 4;
 
 interface Meta {
   checkpoint?: { commit: string; prepare: string };
   version?: number;
+  /** Records in the snapshot. */
+  snapshotRecords?: number;
+}
+
+/** A record as loaded: `record` null when the journal says it was deleted. */
+export interface Loaded {
+  readonly kind: Kind;
+  readonly id: string;
+  readonly record: AnyRecord | null;
+  /** From the snapshot: its repeated strings are shared already. */
+  readonly shared: boolean;
 }
 
 export class ReadModelStore {
   private root!: RootDatabase;
-  private records!: Database<AnyRecord, [Kind, string]>;
+  private snapshot!: Database<Buffer, [Kind, number]>;
+  private journal!: Database<AnyRecord | null, [Kind, string]>;
   private meta!: Database<Meta[keyof Meta], keyof Meta>;
 
   private constructor(private readonly path: string) {
@@ -31,8 +53,9 @@ export class ReadModelStore {
 
   private openEnv(): void {
     this.root = open({ path: this.path, compression: false });
-    this.records = this.root.openDB<AnyRecord, [Kind, string]>({
-      name: 'records',
+    this.snapshot = this.root.openDB<Buffer, [Kind, number]>({ name: 'snapshot', encoding: 'binary' });
+    this.journal = this.root.openDB<AnyRecord | null, [Kind, string]>({
+      name: 'journal',
       sharedStructuresKey: Symbol.for('structures'),
     });
     this.meta = this.root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
@@ -58,25 +81,54 @@ export class ReadModelStore {
     return stored ? { commit: BigInt(stored.commit), prepare: BigInt(stored.prepare) } : startOfLog;
   }
 
-  *load(): Iterable<[Kind, AnyRecord]> {
-    for (const { key, value } of this.records.getRange({ snapshot: false })) yield [key[0], value];
+  /** How many records the snapshot holds, and how many changes the journal holds over it. */
+  sizes(): { snapshot: number; journal: number } {
+    return { snapshot: (this.meta.get('snapshotRecords') as number | undefined) ?? 0, journal: this.journal.getKeysCount() };
   }
 
-  /** Write a batch of changes and the checkpoint atomically. */
-  async write(changes: Iterable<Change>, checkpoint: Position): Promise<void> {
-    await this.root.transaction(() => this.put(changes, checkpoint));
-  }
-
-  /** `write`, blocking until committed: for bulk writes with nothing else to do meanwhile (far fewer steps per record). */
-  writeSync(changes: Iterable<Change>, checkpoint: Position): void {
-    this.root.transactionSync(() => this.put(changes, checkpoint));
-  }
-
-  private put(changes: Iterable<Change>, checkpoint: Position): void {
-    for (const { kind, id, record } of changes) {
-      if (record === null) this.records.remove([kind, id]);
-      else this.records.put([kind, id], record);
+  /** The snapshot's records, then the journal's changes over them. */
+  *load(): Iterable<Loaded> {
+    for (const { key, value } of this.snapshot.getRange({ snapshot: false })) {
+      const kind = key[0];
+      for (const record of decodeChunk(value) as AnyRecord[]) yield { kind, id: record.id, record, shared: true };
     }
+    for (const { key, value } of this.journal.getRange({ snapshot: false })) yield { kind: key[0], id: key[1], record: value, shared: false };
+  }
+
+  /** Write a batch of changes to the journal, and the checkpoint, atomically. */
+  async write(changes: Iterable<Change>, checkpoint: Position): Promise<void> {
+    await this.root.transaction(() => {
+      for (const { kind, id, record } of changes) this.journal.put([kind, id], record);
+      this.putCheckpoint(checkpoint);
+    });
+  }
+
+  /**
+   * Replace snapshot and journal by a snapshot of these records (every
+   * record of the model, by kind), at this checkpoint, in one synchronous
+   * transaction: for a model that nothing else writes to meanwhile.
+   */
+  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, checkpoint: Position): void {
+    this.root.transactionSync(() => {
+      this.snapshot.clearSync();
+      this.journal.clearSync();
+      let count = 0;
+      const counted = function* (list: Iterable<AnyRecord>) {
+        for (const record of list) {
+          count++;
+          yield record;
+        }
+      };
+      for (const [kind, list] of records) {
+        let chunk = 0;
+        for (const buffer of encodeChunks(counted(list))) this.snapshot.put([kind, chunk++], buffer);
+      }
+      this.meta.put('snapshotRecords', count);
+      this.putCheckpoint(checkpoint);
+    });
+  }
+
+  private putCheckpoint(checkpoint: Position): void {
     this.meta.put('checkpoint', { commit: checkpoint.commit.toString(), prepare: checkpoint.prepare.toString() });
     this.meta.put('version', READ_MODEL_VERSION);
   }
@@ -84,7 +136,8 @@ export class ReadModelStore {
   /** Drop every record and the checkpoint (before a replay of the whole log). */
   async clear(): Promise<void> {
     await this.root.transaction(() => {
-      this.records.clearSync();
+      this.snapshot.clearSync();
+      this.journal.clearSync();
       this.meta.clearSync();
     });
   }

@@ -23,8 +23,10 @@ import type { ReadModelStore } from './persistence.js';
 
 type AnyHandler = Handler<EventType>;
 
-/** Events per LMDB transaction when replaying (fewer, larger commits). */
+/** Events read from the log at a time when replaying. */
 const REPLAY_BATCH = 25_000;
+/** A journal of fewer changes than this is never compacted at start-up. */
+const JOURNAL_COMPACT_FROM = 10_000;
 
 function handlersByType(projections: readonly Projection[]): Map<string, AnyHandler[]> {
   const byType = new Map<string, AnyHandler[]>();
@@ -139,16 +141,24 @@ export class Projector {
     else this.behindSince ??= performance.now();
   }
 
-  /** Load the persisted records (or drop an outdated read model). */
+  /**
+   * Load the persisted records (or drop an outdated read model). A journal
+   * grown past a tenth of the snapshot (and JOURNAL_COMPACT_FROM changes)
+   * is folded into a new snapshot, so start-ups stay quick.
+   */
   async load(): Promise<void> {
     if (!this.disk.isCurrent()) {
       await this.disk.clear();
       this.position = startOfLog;
       return;
     }
-    for (const [kind, record] of this.disk.load()) this.model.apply({ kind, id: record.id, record } as Change);
+    for (const { kind, id, record, shared } of this.disk.load()) this.model.apply({ kind, id, record } as Change, !shared);
     this.model.flush();
     this.position = this.disk.checkpoint();
+    const sizes = this.disk.sizes();
+    if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {
+      this.disk.writeSnapshot(this.model.byKind(), this.position);
+    }
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
   }
@@ -199,30 +209,23 @@ export class Projector {
 
   /**
    * Replay from the checkpoint up to the current head of the log, then stop
-   * (`vm-api rebuild`). Nothing reads the model meanwhile, so the records are
-   * written once, at the end, with the checkpoint, in one transaction.
+   * (`vm-api rebuild`). Nothing reads the model meanwhile, so it is written
+   * once, at the end, as a snapshot with the checkpoint.
    */
   async catchUp(): Promise<void> {
     await this.writing;
     const head = await this.store.head();
-    const changed = new Map<string, Change>();
     let moved = false;
     while (comparePositions(this.position, head) < 0) {
       const events = await this.store.readAll(this.position, REPLAY_BATCH);
       if (events.length === 0) break;
-      const last = this.fold(events, changed);
+      const last = this.fold(events);
       if (!last) continue;
       this.advance(last);
       moved = true;
     }
     this.model.flush();
-    if (!moved) return;
-    // In key order ([kind, id]): LMDB then appends to its B-tree instead of touching pages all over it.
-    const keys = [...changed.keys()].sort();
-    this.disk.writeSync(
-      keys.map((key) => changed.get(key)!),
-      this.position,
-    );
+    if (moved) this.disk.writeSnapshot(this.model.byKind(), this.position);
   }
 
   /** Resolves once the read model has applied the log up to `position`. */
@@ -246,7 +249,7 @@ export class Projector {
   }
 
   /** Apply the events not applied yet to the model, noting the records changed; the batch's last position if it moves. */
-  private fold(events: readonly RecordedEvent[], changed: Map<string, Change>): Position | undefined {
+  private fold(events: readonly RecordedEvent[], changed?: Map<string, Change>): Position | undefined {
     if (events.length === 0) return undefined;
     let applied = 0;
     for (const event of events) {
@@ -254,7 +257,7 @@ export class Projector {
       applied++;
       for (const change of this.project(event)) {
         this.model.apply(change);
-        changed.set(`${change.kind}:${change.id}`, change);
+        changed?.set(`${change.kind}:${change.id}`, change);
       }
     }
     const last = events[events.length - 1]!.position;

@@ -1,0 +1,130 @@
+/**
+ * Records of one kind by the thousand, as columns: the read model's
+ * snapshot format. Consecutive records with the same fields (the same
+ * keys in the same order, as a projection makes them) go into one chunk,
+ * each field a column: numbers as a Float64Array, booleans as bytes,
+ * strings (and nulls) as codes into a dictionary of the chunk's distinct
+ * values, anything else (objects, arrays, mixed) as a list of values.
+ *
+ * Decoding makes each record with one object literal in the field order
+ * it was written in, so decoded records have the shape the projections'
+ * records have; a repeated string is one string object per chunk (no
+ * interning needed); no per-record decoding of field names or types.
+ */
+import { Packr } from 'msgpackr';
+
+type Column =
+  | { readonly type: 'n'; readonly values: Float64Array }
+  | { readonly type: 'b'; readonly values: Uint8Array }
+  /** codes[i]: 0 for null, else 1 + the value's place in dictionary. */
+  | { readonly type: 's'; readonly dictionary: readonly string[]; readonly codes: Uint32Array }
+  | { readonly type: 'v'; readonly values: readonly unknown[] };
+
+interface Chunk {
+  readonly keys: readonly string[];
+  readonly count: number;
+  readonly columns: readonly Column[];
+}
+
+/** Records per chunk, at most. */
+export const CHUNK_SIZE = 16_384;
+
+const packr = new Packr({ useRecords: false, moreTypes: true });
+
+const shapeOf = (record: object): string => Object.keys(record).join('\u0000');
+
+/** The records in chunks, in their order: each chunk one buffer. */
+export function* encodeChunks(records: Iterable<object>): Iterable<Buffer> {
+  let batch: Array<Record<string, unknown>> = [];
+  let shape = '';
+  for (const record of records) {
+    const next = shapeOf(record);
+    if (batch.length > 0 && (next !== shape || batch.length === CHUNK_SIZE)) {
+      yield encodeChunk(batch);
+      batch = [];
+    }
+    shape = next;
+    batch.push(record as Record<string, unknown>);
+  }
+  if (batch.length > 0) yield encodeChunk(batch);
+}
+
+function encodeChunk(records: ReadonlyArray<Record<string, unknown>>): Buffer {
+  const keys = Object.keys(records[0]!);
+  const chunk: Chunk = { keys, count: records.length, columns: keys.map((key) => encodeColumn(records, key)) };
+  return packr.pack(chunk);
+}
+
+function encodeColumn(records: ReadonlyArray<Record<string, unknown>>, key: string): Column {
+  const n = records.length;
+  let numbers = true;
+  let booleans = true;
+  let strings = true;
+  for (let i = 0; i < n && (numbers || booleans || strings); i++) {
+    const value = records[i]![key];
+    const type = typeof value;
+    if (type !== 'number') numbers = false;
+    if (type !== 'boolean') booleans = false;
+    if (type !== 'string' && value !== null) strings = false;
+  }
+  if (numbers) return { type: 'n', values: Float64Array.from(records, (r) => r[key] as number) };
+  if (booleans) return { type: 'b', values: Uint8Array.from(records, (r) => (r[key] ? 1 : 0)) };
+  if (strings) {
+    const places = new Map<string, number>();
+    const dictionary: string[] = [];
+    const codes = new Uint32Array(n);
+    for (let i = 0; i < n; i++) {
+      const value = records[i]![key] as string | null;
+      if (value === null) continue;
+      let place = places.get(value);
+      if (place === undefined) {
+        place = dictionary.length;
+        places.set(value, place);
+        dictionary.push(value);
+      }
+      codes[i] = place + 1;
+    }
+    return { type: 's', dictionary, codes };
+  }
+  return { type: 'v', values: records.map((r) => r[key]) };
+}
+
+type Maker = (columns: readonly Column[], count: number) => object[];
+const makers = new Map<string, Maker>();
+
+/**
+ * A function that makes a chunk's records, generated once per field list
+ * and column types: one object literal per record, read straight from the
+ * columns. Field names enter the code only as JSON string literals.
+ */
+function makerFor(keys: readonly string[], columns: readonly Column[]): Maker {
+  const signature = keys.map((key, c) => `${columns[c]!.type}${key}`).join('\u0000');
+  let maker = makers.get(signature);
+  if (maker) return maker;
+  const setup: string[] = [];
+  const fields: string[] = [];
+  keys.forEach((key, c) => {
+    const column = columns[c]!;
+    const name = JSON.stringify(key);
+    if (column.type === 's') {
+      setup.push(`const d${c} = columns[${c}].dictionary, k${c} = columns[${c}].codes;`);
+      fields.push(`${name}: k${c}[i] === 0 ? null : d${c}[k${c}[i] - 1]`);
+    } else {
+      setup.push(`const v${c} = columns[${c}].values;`);
+      fields.push(column.type === 'b' ? `${name}: v${c}[i] === 1` : `${name}: v${c}[i]`);
+    }
+  });
+  const body = `${setup.join('\n')}
+const out = new Array(count);
+for (let i = 0; i < count; i++) out[i] = { ${fields.join(', ')} };
+return out;`;
+  maker = new Function('columns', 'count', body) as Maker;
+  makers.set(signature, maker);
+  return maker;
+}
+
+/** The records of one chunk, in the order they were written. */
+export function decodeChunk(buffer: Uint8Array): object[] {
+  const chunk = packr.unpack(buffer) as Chunk;
+  return makerFor(chunk.keys, chunk.columns)(chunk.columns, chunk.count);
+}

@@ -1,0 +1,151 @@
+/**
+ * The read model's snapshot: the columnar chunk codec gives back every
+ * record as it was (values, field order, chunk boundaries at a change of
+ * fields or at the chunk size), and the store loads the snapshot with the
+ * journal over it; a start-up that finds a long journal folds it into a
+ * new snapshot.
+ */
+import { join } from 'node:path';
+import { isDeepStrictEqual } from 'node:util';
+import fc from 'fast-check';
+import t from 'tap';
+import { put, remove } from '../projections/projection.js';
+import type { AnyRecord, ShiftRecord } from '../projections/records.js';
+import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
+import { ReadModel } from '../src/readmodel/model.js';
+import { ReadModelStore } from '../src/readmodel/persistence.js';
+import { Projector } from '../src/readmodel/projector.js';
+import { CHUNK_SIZE, decodeChunk, encodeChunks } from '../src/readmodel/snapshot-codec.js';
+import { tableDefs } from '../src/resources/index.js';
+import { tempDir } from './helpers.js';
+
+const roundTrip = (records: object[]) => [...encodeChunks(records)].flatMap((chunk) => decodeChunk(chunk));
+
+t.test('chunks give back every record, field for field and in order', async (t) => {
+  // Fields of every kind a column can hold, some present in only some records.
+  const value = fc.oneof(
+    fc.double(),
+    fc.integer(),
+    fc.boolean(),
+    fc.constant(null),
+    fc.constant(undefined),
+    fc.string(),
+    fc.constantFrom('a', 'b', 'é', ''),
+    fc.array(fc.oneof(fc.string(), fc.integer(), fc.object()), { maxLength: 3 }),
+    fc.object({ maxDepth: 2 }),
+  );
+  const field = fc.constantFrom('id', 'title', 'spots', 'created_at', 'removed', 'tags', 'answers');
+  const record = fc.dictionary(field, value, { maxKeys: 7 });
+  // Runs of one shape, so that columns are mostly of one type, with other shapes between.
+  const shapes = fc.array(fc.tuple(record, fc.integer({ min: 1, max: 40 }), fc.array(value, { maxLength: 7 })), { maxLength: 12 });
+  let checked = 0;
+  fc.assert(
+    fc.property(shapes, (runs) => {
+      const records: object[] = [];
+      for (const [template, n, values] of runs) {
+        const keys = Object.keys(template);
+        for (let i = 0; i < n; i++) {
+          const r: Record<string, unknown> = {};
+          keys.forEach((k, j) => (r[k] = i % 2 === 0 ? template[k] : (values[j] ?? template[k])));
+          records.push(r);
+        }
+      }
+      const back = roundTrip(records);
+      checked += records.length;
+      if (back.length !== records.length) return false;
+      for (let i = 0; i < records.length; i++) {
+        if (Object.keys(back[i]!).join() !== Object.keys(records[i]!).join()) return false;
+        if (!isDeepStrictEqual(back[i], records[i])) return false;
+      }
+      return true;
+    }),
+    { numRuns: 150 },
+  );
+  t.ok(checked > 1000, `${checked} records round-tripped`);
+});
+
+t.test('a chunk holds at most CHUNK_SIZE records of one shape; -0, NaN and large numbers survive', async (t) => {
+  const records = Array.from({ length: CHUNK_SIZE * 2 + 5 }, (_, i) => ({ id: `r${i}`, at: 1_800_000_000_000_000 + i, zero: -0, nan: NaN }));
+  records.splice(100, 0, { id: 'odd', x: true } as never);
+  const chunks = [...encodeChunks(records)];
+  t.equal(chunks.length, 4, 'split at the odd record and at the chunk size: 100 | odd | 16,384 | 16,289');
+  const back = chunks.flatMap((c) => decodeChunk(c)) as typeof records;
+  t.strictSame(back, records);
+  t.ok(Object.is(back[0]!.zero, -0) && Number.isNaN(back[0]!.nan));
+});
+
+function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'): ShiftRecord {
+  return {
+    id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
+    institution_id: institution,
+    opportunity_id: '10000000-0000-4000-8000-000000000001',
+    title: `Shift ${i % 3}`,
+    description: i % 2 ? null : 'Bring water',
+    shift_start_at: 1_780_000_000_000_000 + i * 60_000_000,
+    shift_end_at: 1_780_000_000_000_000 + (i + 60) * 60_000_000,
+    spots: 1 + (i % 5),
+    location: 'Main hall',
+    spots_reserved: 0,
+    removed: i % 11 === 0,
+    created_at: 1_770_000_000_000_000 + i,
+    updated_at: 1_770_000_000_000_000 + i,
+  };
+}
+
+const at = (n: number) => ({ commit: BigInt(n), prepare: BigInt(n) });
+
+t.test('the store loads the snapshot with the journal over it', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
+  t.teardown(() => disk.close());
+  const shifts = Array.from({ length: 50 }, (_, i) => shift(i));
+  disk.writeSnapshot([['shift', shifts]], at(10));
+  t.same(disk.sizes(), { snapshot: 50, journal: 0 });
+  // Changed, deleted and new records after the snapshot.
+  await disk.write([put('shift', { ...shifts[3]!, title: 'Changed' }), remove('shift', shifts[4]!.id), put('shift', shift(99))], at(12));
+  t.same(disk.sizes(), { snapshot: 50, journal: 3 });
+  t.same(disk.checkpoint(), at(12));
+
+  const model = new ReadModel(tableDefs);
+  for (const { kind, id, record, shared } of disk.load()) model.apply({ kind, id, record } as never, !shared);
+  t.equal(model.get('shift', shifts[3]!.id)?.title, 'Changed');
+  t.equal(model.get('shift', shifts[4]!.id), undefined, 'deleted by the journal');
+  t.same(model.get('shift', shift(99).id), shift(99));
+  t.same(model.get('shift', shifts[7]!.id), shifts[7]);
+
+  // A new snapshot replaces both.
+  disk.writeSnapshot(model.byKind(), at(12));
+  t.same(disk.sizes(), { snapshot: 50, journal: 0 });
+  const reloaded = [...disk.load()].map((l) => l.record as AnyRecord);
+  t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
+});
+
+t.test('a start-up that finds a long journal folds it into a new snapshot', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
+  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
+  t.teardown(async () => {
+    await disk.close();
+    await store.close();
+  });
+  disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], at(1));
+  // As a server writes batches of changes: 12,000 of them.
+  for (let b = 0; b < 12; b++) {
+    await disk.write(Array.from({ length: 1000 }, (_, i) => put('shift', shift(1000 + b * 1000 + i))), at(2 + b));
+  }
+  t.same(disk.sizes(), { snapshot: 100, journal: 12_000 });
+
+  const model = new ReadModel(tableDefs);
+  await new Projector(store, model, disk).load();
+  t.same(disk.sizes(), { snapshot: 12_100, journal: 0 }, 'compacted');
+  t.same(disk.checkpoint(), at(13), 'at the same checkpoint');
+  t.same(model.get('shift', shift(12_999).id), shift(12_999));
+  const ids = [...Array(100).keys(), ...Array.from({ length: 12_000 }, (_, i) => 1000 + i)];
+  t.equal(model.table('shift', shift(0).institution_id)?.size, ids.filter((i) => i % 11 !== 0).length, 'removed shifts are not listed');
+
+  const again = new ReadModel(tableDefs);
+  await new Projector(store, again, disk).load();
+  t.same([...again.byKind()].map(([k, l]) => [k, [...l].length]), [...model.byKind()].map(([k, l]) => [k, [...l].length]), 'the new snapshot loads the same records');
+});
