@@ -31,50 +31,55 @@ export const CHUNK_SIZE = 16_384;
 
 const packr = new Packr({ useRecords: false, moreTypes: true });
 
-const shapeOf = (record: object): string => Object.keys(record).join('\u0000');
+/** Whether the record's own enumerable keys are `keys`, in that order. */
+function hasKeys(record: object, keys: readonly string[]): boolean {
+  let i = 0;
+  for (const key in record) if (key !== keys[i++]) return false;
+  return i === keys.length;
+}
 
 /** The records in chunks, in their order: each chunk one buffer. */
 export function* encodeChunks(records: Iterable<object>): Iterable<Buffer> {
-  let batch: Array<Record<string, unknown>> = [];
-  let shape = '';
+  let batch: object[] = [];
+  let keys: readonly string[] = [];
   for (const record of records) {
-    const next = shapeOf(record);
-    if (batch.length > 0 && (next !== shape || batch.length === CHUNK_SIZE)) {
-      yield encodeChunk(batch);
+    const same = hasKeys(record, keys);
+    if (batch.length > 0 && (!same || batch.length === CHUNK_SIZE)) {
+      yield encodeChunk(keys, batch);
       batch = [];
     }
-    shape = next;
-    batch.push(record as Record<string, unknown>);
+    if (!same) keys = Object.keys(record);
+    batch.push(record);
   }
-  if (batch.length > 0) yield encodeChunk(batch);
+  if (batch.length > 0) yield encodeChunk(keys, batch);
 }
 
-function encodeChunk(records: ReadonlyArray<Record<string, unknown>>): Buffer {
-  const keys = Object.keys(records[0]!);
-  const chunk: Chunk = { keys, count: records.length, columns: keys.map((key) => encodeColumn(records, key)) };
+function encodeChunk(keys: readonly string[], records: readonly object[]): Buffer {
+  const values = splitterFor(keys)(records);
+  const chunk: Chunk = { keys, count: records.length, columns: values.map(encodeColumn) };
   return packr.pack(chunk);
 }
 
-function encodeColumn(records: ReadonlyArray<Record<string, unknown>>, key: string): Column {
-  const n = records.length;
+function encodeColumn(values: readonly unknown[]): Column {
+  const n = values.length;
   let numbers = true;
   let booleans = true;
   let strings = true;
   for (let i = 0; i < n && (numbers || booleans || strings); i++) {
-    const value = records[i]![key];
+    const value = values[i];
     const type = typeof value;
     if (type !== 'number') numbers = false;
     if (type !== 'boolean') booleans = false;
     if (type !== 'string' && value !== null) strings = false;
   }
-  if (numbers) return { type: 'n', values: Float64Array.from(records, (r) => r[key] as number) };
-  if (booleans) return { type: 'b', values: Uint8Array.from(records, (r) => (r[key] ? 1 : 0)) };
+  if (numbers) return { type: 'n', values: Float64Array.from(values as number[]) };
+  if (booleans) return { type: 'b', values: Uint8Array.from(values as boolean[], (v) => (v ? 1 : 0)) };
   if (strings) {
     const places = new Map<string, number>();
     const dictionary: string[] = [];
     const codes = new Uint32Array(n);
     for (let i = 0; i < n; i++) {
-      const value = records[i]![key] as string | null;
+      const value = values[i] as string | null;
       if (value === null) continue;
       let place = places.get(value);
       if (place === undefined) {
@@ -86,7 +91,33 @@ function encodeColumn(records: ReadonlyArray<Record<string, unknown>>, key: stri
     }
     return { type: 's', dictionary, codes };
   }
-  return { type: 'v', values: records.map((r) => r[key]) };
+  return { type: 'v', values };
+}
+
+type Splitter = (records: readonly object[]) => unknown[][];
+const splitters = new Map<string, Splitter>();
+
+/**
+ * A function that reads records of these fields into one array per field,
+ * generated once per field list (each field read by name, not by a key
+ * computed at run time). Field names enter the code only as JSON string
+ * literals.
+ */
+function splitterFor(keys: readonly string[]): Splitter {
+  const signature = keys.join('\u0000');
+  let splitter = splitters.get(signature);
+  if (splitter) return splitter;
+  const names = keys.map((key) => JSON.stringify(key));
+  const body = `const n = records.length;
+${names.map((_, c) => `const c${c} = new Array(n);`).join('\n')}
+for (let i = 0; i < n; i++) {
+  const r = records[i];
+  ${names.map((name, c) => `c${c}[i] = r[${name}];`).join('\n  ')}
+}
+return [${names.map((_, c) => `c${c}`).join(', ')}];`;
+  splitter = new Function('records', body) as Splitter;
+  splitters.set(signature, splitter);
+  return splitter;
 }
 
 type Maker = (columns: readonly Column[], count: number) => object[];
