@@ -100,7 +100,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
   t.teardown(() => disk.close());
   const shifts = Array.from({ length: 50 }, (_, i) => shift(i));
-  disk.writeSnapshot([['shift', shifts]], at(10));
+  disk.writeSnapshot([['shift', shifts]], [], at(10));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   // Changed, deleted and new records after the snapshot.
   await disk.write([put('shift', { ...shifts[3]!, title: 'Changed' }), remove('shift', shifts[4]!.id), put('shift', shift(99))], at(12));
@@ -108,16 +108,17 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(disk.checkpoint(), at(12));
 
   const model = new ReadModel(tableDefs);
-  for (const { kind, id, record, shared } of disk.load()) model.apply({ kind, id, record } as never, !shared);
+  for (const { kind, id, record } of disk.snapshotRecords()) model.apply({ kind, id, record } as never, false);
+  for (const { kind, id, record } of disk.journalChanges()) model.apply({ kind, id, record } as never);
   t.equal(model.get('shift', shifts[3]!.id)?.title, 'Changed');
   t.equal(model.get('shift', shifts[4]!.id), undefined, 'deleted by the journal');
   t.same(model.get('shift', shift(99).id), shift(99));
   t.same(model.get('shift', shifts[7]!.id), shifts[7]);
 
   // A new snapshot replaces both.
-  disk.writeSnapshot(model.byKind(), at(12));
+  disk.writeSnapshot(model.byKind(), model.savedIndexes(), at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
-  const reloaded = [...disk.load()].map((l) => l.record as AnyRecord);
+  const reloaded = [...disk.snapshotRecords()].map((l) => l.record as AnyRecord);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
 });
 
@@ -130,7 +131,7 @@ t.test('a start-up that finds a long journal folds it into a new snapshot', asyn
     await disk.close();
     await store.close();
   });
-  disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], at(1));
+  disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], [], at(1));
   // As a server writes batches of changes: 12,000 of them.
   for (let b = 0; b < 12; b++) {
     await disk.write(Array.from({ length: 1000 }, (_, i) => put('shift', shift(1000 + b * 1000 + i))), at(2 + b));
@@ -148,4 +149,67 @@ t.test('a start-up that finds a long journal folds it into a new snapshot', asyn
   const again = new ReadModel(tableDefs);
   await new Projector(store, again, disk).load();
   t.same([...again.byKind()].map(([k, l]) => [k, [...l].length]), [...model.byKind()].map(([k, l]) => [k, [...l].length]), 'the new snapshot loads the same records');
+});
+
+t.test('saved indexes are taken at start-up, and give the order a sort gives', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
+  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
+  t.teardown(async () => {
+    await disk.close();
+    await store.close();
+  });
+  const X = '00000000-0000-4000-8000-00000000000a';
+  const Y = '00000000-0000-4000-8000-00000000000b';
+  const live = new ReadModel(tableDefs);
+  const apply = (changes: ReturnType<typeof put>[]) => {
+    for (const change of changes) live.apply(change);
+    live.flush();
+  };
+  // Rows that are not in the order the records were first made: replaced
+  // records get rows freed by others, deleted ones leave theirs.
+  apply(Array.from({ length: 300 }, (_, i) => put('shift', shift(i, i % 3 ? X : Y))));
+  apply(Array.from({ length: 40 }, (_, i) => put('shift', { ...shift(i * 7, (i * 7) % 3 ? X : Y), spots: 9, shift_start_at: shift(299 - i).shift_start_at })));
+  apply(Array.from({ length: 30 }, (_, i) => remove('shift', shift(i * 5 + 2).id)));
+  apply(Array.from({ length: 60 }, (_, i) => put('shift', shift(1000 + i, i % 2 ? X : Y))));
+  disk.writeSnapshot(live.byKind(), live.savedIndexes(), at(5));
+  // Changes after the snapshot, in the journal.
+  const later = [
+    ...Array.from({ length: 25 }, (_, i) => put('shift', { ...shift(i * 11 + 1, (i * 11 + 1) % 3 ? X : Y), spots: 2 })),
+    ...Array.from({ length: 10 }, (_, i) => remove('shift', shift(i * 13 + 3).id)),
+    put('shift', shift(5000, X)),
+  ];
+  await disk.write(later, at(6));
+  apply(later);
+
+  const orders = (model: ReadModel) =>
+    [X, Y].flatMap((institution) => {
+      const table = model.table('shift', institution)!;
+      return ['start', 'created', 'end', 'spots', 'start_time', 'end_time'].map((name) => {
+        const index = table.index(name);
+        return `${name}: ${Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row)).join(',')}`;
+      });
+    });
+  const expected = orders(live);
+
+  const restored = new ReadModel(tableDefs);
+  for (const { kind, id, record } of disk.snapshotRecords()) restored.apply({ kind, id, record } as never, false);
+  t.equal(restored.restoreIndexes(disk.savedIndexes()), 2, 'both tables take their saved indexes');
+  for (const { kind, id, record } of disk.journalChanges()) restored.apply({ kind, id, record } as never);
+  restored.flush();
+  t.same(orders(restored), expected, 'restored, then the journal over them');
+
+  const started = new ReadModel(tableDefs);
+  await new Projector(store, started, disk).load();
+  t.same(orders(started), expected, 'as a start-up loads them');
+
+  // Saved from another definition of the indexes: sorted again instead.
+  const other = new ReadModel(tableDefs);
+  for (const { kind, id, record } of disk.snapshotRecords()) other.apply({ kind, id, record } as never, false);
+  const changed = [...disk.savedIndexes()].map((s) => ({ ...s, index: { ...s.index, signature: `${s.index.signature} (older)` } }));
+  t.equal(other.restoreIndexes(changed), 0, 'no table takes indexes saved from another definition');
+  for (const { kind, id, record } of disk.journalChanges()) other.apply({ kind, id, record } as never);
+  other.flush();
+  t.same(orders(other), expected);
 });

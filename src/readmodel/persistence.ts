@@ -10,13 +10,17 @@
  *   transaction per batch of events, so that records and checkpoint never
  *   disagree.
  *
- * Loading reads the snapshot, then the journal over it.
+ * - the tables' sorted indexes as of the snapshot, so that a start-up
+ *   takes them instead of sorting every row again.
+ *
+ * Loading reads the snapshot, its indexes, then the journal over them.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
-import { decodeChunk, encodeChunks } from './snapshot-codec.js';
+import type { SavedTableIndex } from './model.js';
+import { decodeChunk, decodeIndex, encodeChunks, encodeIndex } from './snapshot-codec.js';
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
 export const READ_MODEL_VERSION = 4;
@@ -33,13 +37,12 @@ export interface Loaded {
   readonly kind: Kind;
   readonly id: string;
   readonly record: AnyRecord | null;
-  /** From the snapshot: its repeated strings are shared already. */
-  readonly shared: boolean;
 }
 
 export class ReadModelStore {
   private root!: RootDatabase;
   private snapshot!: Database<Buffer, [Kind, number]>;
+  private indexes!: Database<Buffer, [Kind, string, string]>;
   private journal!: Database<AnyRecord | null, [Kind, string]>;
   private meta!: Database<Meta[keyof Meta], keyof Meta>;
 
@@ -54,6 +57,7 @@ export class ReadModelStore {
   private openEnv(): void {
     this.root = open({ path: this.path, compression: false });
     this.snapshot = this.root.openDB<Buffer, [Kind, number]>({ name: 'snapshot', encoding: 'binary' });
+    this.indexes = this.root.openDB<Buffer, [Kind, string, string]>({ name: 'indexes', encoding: 'binary' });
     this.journal = this.root.openDB<AnyRecord | null, [Kind, string]>({
       name: 'journal',
       sharedStructuresKey: Symbol.for('structures'),
@@ -86,13 +90,24 @@ export class ReadModelStore {
     return { snapshot: (this.meta.get('snapshotRecords') as number | undefined) ?? 0, journal: this.journal.getKeysCount() };
   }
 
-  /** The snapshot's records, then the journal's changes over them. */
-  *load(): Iterable<Loaded> {
+  /** The snapshot's records, by kind, each kind in the order it was written. */
+  *snapshotRecords(): Iterable<Loaded> {
     for (const { key, value } of this.snapshot.getRange({ snapshot: false })) {
       const kind = key[0];
-      for (const record of decodeChunk(value) as AnyRecord[]) yield { kind, id: record.id, record, shared: true };
+      for (const record of decodeChunk(value) as AnyRecord[]) yield { kind, id: record.id, record };
     }
-    for (const { key, value } of this.journal.getRange({ snapshot: false })) yield { kind: key[0], id: key[1], record: value, shared: false };
+  }
+
+  /** The tables' indexes as saved with the snapshot. */
+  *savedIndexes(): Iterable<SavedTableIndex> {
+    for (const { key, value } of this.indexes.getRange({ snapshot: false })) {
+      yield { kind: key[0], institution: key[1], index: decodeIndex(key[2], value) };
+    }
+  }
+
+  /** The changes since the snapshot. */
+  *journalChanges(): Iterable<Loaded> {
+    for (const { key, value } of this.journal.getRange({ snapshot: false })) yield { kind: key[0], id: key[1], record: value };
   }
 
   /** Write a batch of changes to the journal, and the checkpoint, atomically. */
@@ -105,13 +120,18 @@ export class ReadModelStore {
 
   /**
    * Replace snapshot and journal by a snapshot of these records (every
-   * record of the model, by kind), at this checkpoint, in one synchronous
-   * transaction: for a model that nothing else writes to meanwhile.
+   * record of the model, by kind) and indexes, at this checkpoint, in one
+   * synchronous transaction: for a model that nothing else writes to
+   * meanwhile.
    */
-  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, checkpoint: Position): void {
+  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, indexes: Iterable<SavedTableIndex>, checkpoint: Position): void {
     this.root.transactionSync(() => {
       this.snapshot.clearSync();
+      this.indexes.clearSync();
       this.journal.clearSync();
+      for (const { kind, institution, index } of indexes) {
+        this.indexes.put([kind, institution, index.name], encodeIndex(index));
+      }
       let count = 0;
       const counted = function* (list: Iterable<AnyRecord>) {
         for (const record of list) {
@@ -137,6 +157,7 @@ export class ReadModelStore {
   async clear(): Promise<void> {
     await this.root.transaction(() => {
       this.snapshot.clearSync();
+      this.indexes.clearSync();
       this.journal.clearSync();
       this.meta.clearSync();
     });

@@ -152,12 +152,14 @@ export class Projector {
       this.position = startOfLog;
       return;
     }
-    for (const { kind, id, record, shared } of this.disk.load()) this.model.apply({ kind, id, record } as Change, !shared);
+    for (const { kind, id, record } of this.disk.snapshotRecords()) this.model.apply({ kind, id, record } as Change, false);
+    this.model.restoreIndexes(this.disk.savedIndexes());
+    for (const { kind, id, record } of this.disk.journalChanges()) this.model.apply({ kind, id, record } as Change);
     this.model.flush();
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
     if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {
-      this.disk.writeSnapshot(this.model.byKind(), this.position);
+      this.disk.writeSnapshot(this.model.byKind(), this.model.savedIndexes(), this.position);
     }
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
@@ -225,7 +227,7 @@ export class Projector {
       moved = true;
     }
     this.model.flush();
-    if (moved) this.disk.writeSnapshot(this.model.byKind(), this.position);
+    if (moved) this.disk.writeSnapshot(this.model.byKind(), this.model.savedIndexes(), this.position);
   }
 
   /** Resolves once the read model has applied the log up to `position`. */

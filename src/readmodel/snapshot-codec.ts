@@ -1,6 +1,6 @@
 /**
  * Records of one kind by the thousand, as columns: the read model's
- * snapshot format. Consecutive records with the same fields (the same
+ * snapshot format (and the tables' indexes saved with it). Consecutive records with the same fields (the same
  * keys in the same order, as a projection makes them) go into one chunk,
  * each field a column: numbers as a Float64Array, booleans as bytes,
  * strings (and nulls) as codes into a dictionary of the chunk's distinct
@@ -12,6 +12,7 @@
  * interning needed); no per-record decoding of field names or types.
  */
 import { Packr } from 'msgpackr';
+import type { SavedIndex } from './table.js';
 
 type Column =
   | { readonly type: 'n'; readonly values: Float64Array }
@@ -158,4 +159,14 @@ return out;`;
 export function decodeChunk(buffer: Uint8Array): object[] {
   const chunk = packr.unpack(buffer) as Chunk;
   return makerFor(chunk.keys, chunk.columns)(chunk.columns, chunk.count);
+}
+
+/** A table's index as saved with the snapshot (its name is kept in the key). */
+export function encodeIndex({ signature, order }: SavedIndex): Buffer {
+  return packr.pack({ signature, order });
+}
+
+export function decodeIndex(name: string, buffer: Uint8Array): SavedIndex {
+  const { signature, order } = packr.unpack(buffer) as Omit<SavedIndex, 'name'>;
+  return { name, signature, order };
 }

@@ -35,7 +35,7 @@ const MAX_RUN_ENDS = 4096;
 const SPLICE_LIMIT = 32;
 
 export class SortedIndex {
-  private rows = new Uint32Array(16);
+  private rows: Uint32Array = new Uint32Array(16);
   private length = 0;
   /** Row → position, built when first asked for after a change. */
   private positions: Uint32Array | undefined;
@@ -70,6 +70,17 @@ export class SortedIndex {
     for (let k = 0; k < this.length; k++) positions[this.rows[k]!] = k;
     this.positions = positions;
     return positions;
+  }
+
+  /**
+   * Take (a copy of) these rows as the index's order, as saved by an
+   * earlier process (the caller vouches that they are every row, in order).
+   */
+  restore(rows: Uint32Array): void {
+    this.positions = undefined;
+    this.runEnds.clear();
+    this.rows = rows.slice();
+    this.length = rows.length;
   }
 
   /** The column the index is sorted by first. */

@@ -26,6 +26,14 @@ export interface TableSchema<R> {
   readonly indexes: readonly IndexDef[];
 }
 
+/** An index as saved with a snapshot: its rows as places in the order the table's records were saved in. */
+export interface SavedIndex {
+  readonly name: string;
+  /** What the order was made from (keys and the code of their columns): a restored order must have the same. */
+  readonly signature: string;
+  readonly order: Uint32Array;
+}
+
 export class Table<R extends Identified> implements RowSource {
   private records: (R | undefined)[] = [];
   /** Per row: the record's JSON as responses show it, and the stamp it was made at. */
@@ -48,8 +56,15 @@ export class Table<R extends Identified> implements RowSource {
   /** Rows in the indexes whose record has since been replaced or deleted. */
   private removedRows: number[] = [];
 
+  /** Index name → its signature (SavedIndex); none for an index on symbol codes (their codes depend on the order records came in). */
+  private readonly signatures = new Map<string, string>();
+
   constructor(schema: TableSchema<R>) {
     this.columnKeys = Object.entries(schema.columns);
+    for (const def of schema.indexes) {
+      if (def.keys.some((key) => schema.symbols?.[key])) continue;
+      this.signatures.set(def.name, def.keys.map((key) => `${key}=${String(schema.columns[key])}`).join('\n'));
+    }
     for (const [name, value] of Object.entries(schema.symbols ?? {})) {
       const dictionary = new Map<string, number>();
       this.dictionaries.set(name, dictionary);
@@ -65,6 +80,11 @@ export class Table<R extends Identified> implements RowSource {
 
   get size(): number {
     return this.rowOfId.size;
+  }
+
+  /** Every row number is below this. */
+  get rowCount(): number {
+    return this.records.length;
   }
 
   get(id: string): R | undefined {
@@ -169,6 +189,41 @@ export class Table<R extends Identified> implements RowSource {
     if (preferred?.leading === column) return preferred;
     for (const index of this.indexes.values()) if (index.leading === column) return index;
     return undefined;
+  }
+
+  /**
+   * The indexes, for saving with a snapshot; `placeOf[row]` is the row's
+   * place in the order the snapshot lists the table's records in.
+   */
+  saveIndexes(placeOf: Uint32Array): SavedIndex[] {
+    this.flush();
+    const saved: SavedIndex[] = [];
+    for (const [name, signature] of this.signatures) {
+      const index = this.indexes.get(name)!;
+      const order = new Uint32Array(index.size);
+      for (let k = 0; k < order.length; k++) order[k] = placeOf[index.order[k]!]!;
+      saved.push({ name, signature, order });
+    }
+    return saved;
+  }
+
+  /**
+   * Right after the records of a snapshot were set, in its order (row =
+   * place, nothing else set): take the saved indexes instead of sorting.
+   * False, changing nothing, unless every index was saved from the same
+   * definition over the same number of records.
+   */
+  restoreIndexes(saved: ReadonlyMap<string, SavedIndex>): boolean {
+    const n = this.records.length;
+    if (n !== this.rowOfId.size || this.removedRows.length > 0 || this.addedRows.length !== n) return false;
+    for (const name of this.indexes.keys()) {
+      const index = saved.get(name);
+      if (!index || index.signature !== this.signatures.get(name) || index.order.length !== n) return false;
+    }
+    for (const [name, index] of this.indexes) index.restore(saved.get(name)!.order);
+    this.pending.fill(0, 0, n);
+    this.addedRows = [];
+    return true;
   }
 
   flush(): void {
