@@ -1,9 +1,10 @@
 /**
  * The projector: follows the log from the read model's checkpoint, folds
  * each batch of events through the projections into the in-memory model,
- * and persists the changed records with the new checkpoint in one LMDB
- * transaction. On start it loads the records from LMDB first, so only the
- * events after the checkpoint are replayed.
+ * and persists the changed records (to the journal) with the new
+ * checkpoint in one LMDB transaction. On start it loads the snapshot, its
+ * indexes and the journal from LMDB first, so only the events after the
+ * checkpoint are replayed; a replay (`rebuild`) ends with a new snapshot.
  */
 import type { Logger } from 'pino';
 import { projections as allProjections } from '../../projections/index.js';
