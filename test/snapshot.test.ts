@@ -78,7 +78,7 @@ function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'):
   return {
     id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
     institution_id: institution,
-    opportunity_id: '10000000-0000-4000-8000-000000000001',
+    opportunity_id: `10000000-0000-4000-8000-00000000000${(i * 7) % 3}`,
     title: `Shift ${i % 3}`,
     description: i % 2 ? null : 'Bring water',
     shift_start_at: 1_780_000_000_000_000 + i * 60_000_000,
@@ -116,7 +116,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(model.get('shift', shifts[7]!.id), shifts[7]);
 
   // A new snapshot replaces both.
-  disk.writeSnapshot(model.byKind(), model.savedIndexes(), at(12));
+  disk.writeSnapshot(model.byKind(), model.savedTables(), at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   const reloaded = [...disk.snapshotRecords()].map((l) => l.record as AnyRecord);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
@@ -173,7 +173,7 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   apply(Array.from({ length: 40 }, (_, i) => put('shift', { ...shift(i * 7, (i * 7) % 3 ? X : Y), spots: 9, shift_start_at: shift(299 - i).shift_start_at })));
   apply(Array.from({ length: 30 }, (_, i) => remove('shift', shift(i * 5 + 2).id)));
   apply(Array.from({ length: 60 }, (_, i) => put('shift', shift(1000 + i, i % 2 ? X : Y))));
-  disk.writeSnapshot(live.byKind(), live.savedIndexes(), at(5));
+  disk.writeSnapshot(live.byKind(), live.savedTables(), at(5));
   // Changes after the snapshot, in the journal.
   const later = [
     ...Array.from({ length: 25 }, (_, i) => put('shift', { ...shift(i * 11 + 1, (i * 11 + 1) % 3 ? X : Y), spots: 2 })),
@@ -186,16 +186,18 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   const orders = (model: ReadModel) =>
     [X, Y].flatMap((institution) => {
       const table = model.table('shift', institution)!;
-      return ['start', 'created', 'end', 'spots', 'start_time', 'end_time'].map((name) => {
+      return ['start', 'created', 'end', 'spots', 'start_time', 'end_time', 'opportunity'].map((name) => {
         const index = table.index(name);
         return `${name}: ${Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row)).join(',')}`;
       });
     });
   const expected = orders(live);
 
+  const tables = [...disk.savedTables()];
   const restored = new ReadModel(tableDefs);
+  restored.seedTables(tables);
   for (const { kind, id, record } of disk.snapshotRecords()) restored.apply({ kind, id, record } as never, false);
-  t.equal(restored.restoreIndexes(disk.savedIndexes()), 2, 'both tables take their saved indexes');
+  t.equal(restored.restoreIndexes(tables), 2, 'both tables take their saved indexes');
   for (const { kind, id, record } of disk.journalChanges()) restored.apply({ kind, id, record } as never);
   restored.flush();
   t.same(orders(restored), expected, 'restored, then the journal over them');
@@ -204,10 +206,19 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   await new Projector(store, started, disk).load();
   t.same(orders(started), expected, 'as a start-up loads them');
 
+  // Symbol codes not seeded from the snapshot: the opportunity index is sorted by codes, so the table sorts again.
+  const unseeded = new ReadModel(tableDefs);
+  for (const { kind, id, record } of disk.snapshotRecords()) unseeded.apply({ kind, id, record } as never, false);
+  t.equal(unseeded.restoreIndexes(tables), 0, 'no table takes indexes on symbol codes it did not seed');
+  for (const { kind, id, record } of disk.journalChanges()) unseeded.apply({ kind, id, record } as never);
+  unseeded.flush();
+  t.same(orders(unseeded), expected);
+
   // Saved from another definition of the indexes: sorted again instead.
   const other = new ReadModel(tableDefs);
+  other.seedTables(tables);
   for (const { kind, id, record } of disk.snapshotRecords()) other.apply({ kind, id, record } as never, false);
-  const changed = [...disk.savedIndexes()].map((s) => ({ ...s, index: { ...s.index, signature: `${s.index.signature} (older)` } }));
+  const changed = tables.map((s) => ({ ...s, table: { ...s.table, indexes: s.table.indexes.map((i) => ({ ...i, signature: `${i.signature} (older)` })) } }));
   t.equal(other.restoreIndexes(changed), 0, 'no table takes indexes saved from another definition');
   for (const { kind, id, record } of disk.journalChanges()) other.apply({ kind, id, record } as never);
   other.flush();

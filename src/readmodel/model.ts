@@ -8,7 +8,7 @@ import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
-import { type SavedIndex, Table, type TableSchema } from './table.js';
+import { type SavedTable, Table, type TableSchema } from './table.js';
 
 export interface TableDef<R> extends TableSchema<R> {
   /** Whether a record appears in lists and searches (default: always). */
@@ -17,11 +17,11 @@ export interface TableDef<R> extends TableSchema<R> {
 
 export type TableDefs = { readonly [K in Kind]?: TableDef<Records[K]> };
 
-/** A table's index as saved with a snapshot. */
-export interface SavedTableIndex {
+/** A table's indexes and symbol codes as saved with a snapshot. */
+export interface SavedTableOf {
   readonly kind: Kind;
   readonly institution: string;
-  readonly index: SavedIndex;
+  readonly table: SavedTable;
 }
 
 type Maps = { [K in Kind]: Map<string, Records[K]> };
@@ -97,18 +97,9 @@ export class ReadModel implements JsonView {
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
 
-    const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
-    if (!def) return;
-    let byInstitution = this.tables.get(kind);
-    if (!byInstitution) {
-      byInstitution = new Map();
-      this.tables.set(kind, byInstitution);
-    }
-    let table = byInstitution.get(institution);
-    if (!table) {
-      table = new Table<AnyRecord>(def);
-      byInstitution.set(institution, table);
-    }
+    const table = this.tableOf(kind, institution);
+    if (!table) return;
+    const def = this.defs[kind] as TableDef<AnyRecord>;
     const visible = record !== null && (def.include?.(record) ?? true) ? record : null;
     table.set(id, visible);
     this.dirty.add(table);
@@ -126,11 +117,12 @@ export class ReadModel implements JsonView {
   }
 
   /**
-   * Every table's indexes, with rows as places in the order `byKind()`
-   * lists the table's records: a model that loads those records in that
-   * order has them at those rows, and can take the indexes as they are.
+   * Every table's indexes (with rows as places in the order `byKind()`
+   * lists the table's records) and symbol codes: a model that seeds the
+   * codes, then loads those records in that order, has them at those rows
+   * and can take the indexes as they are.
    */
-  *savedIndexes(): Iterable<SavedTableIndex> {
+  *savedTables(): Iterable<SavedTableOf> {
     this.flush();
     for (const [kind, byInstitution] of this.tables) {
       const places = new Map<Table<AnyRecord>, { placeOf: Uint32Array; next: number }>();
@@ -142,10 +134,13 @@ export class ReadModel implements JsonView {
         const place = places.get(table!)!;
         place.placeOf[row] = place.next++;
       }
-      for (const [institution, table] of byInstitution) {
-        for (const index of table.saveIndexes(places.get(table)!.placeOf)) yield { kind, institution, index };
-      }
+      for (const [institution, table] of byInstitution) yield { kind, institution, table: table.save(places.get(table)!.placeOf) };
     }
+  }
+
+  /** Before a snapshot's records are applied: make its tables, with the symbol codes it saved. */
+  seedTables(saved: Iterable<SavedTableOf>): void {
+    for (const { kind, institution, table } of saved) this.tableOf(kind, institution)?.seedSymbols(table.symbols);
   }
 
   /**
@@ -153,18 +148,29 @@ export class ReadModel implements JsonView {
    * the saved indexes of each table they fit, instead of sorting its rows.
    * The number of tables restored.
    */
-  restoreIndexes(saved: Iterable<SavedTableIndex>): number {
-    const byTable = new Map<Table<AnyRecord>, Map<string, SavedIndex>>();
-    for (const { kind, institution, index } of saved) {
-      const table = this.tables.get(kind)?.get(institution);
-      if (!table) continue;
-      const indexes = byTable.get(table) ?? new Map<string, SavedIndex>();
-      indexes.set(index.name, index);
-      byTable.set(table, indexes);
-    }
+  restoreIndexes(saved: Iterable<SavedTableOf>): number {
     let restored = 0;
-    for (const [table, indexes] of byTable) if (table.restoreIndexes(indexes)) restored++;
+    for (const { kind, institution, table } of saved) {
+      if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
+    }
     return restored;
+  }
+
+  /** The table of a kind and institution, made on first use (undefined: the kind has none). */
+  private tableOf(kind: Kind, institution: string): Table<AnyRecord> | undefined {
+    const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
+    if (!def) return undefined;
+    let byInstitution = this.tables.get(kind);
+    if (!byInstitution) {
+      byInstitution = new Map();
+      this.tables.set(kind, byInstitution);
+    }
+    let table = byInstitution.get(institution);
+    if (!table) {
+      table = new Table<AnyRecord>(def);
+      byInstitution.set(institution, table);
+    }
+    return table;
   }
 
   private indexKey(before: ApiKeyRecord | undefined, after: ApiKeyRecord | null): void {

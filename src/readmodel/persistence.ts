@@ -10,17 +10,18 @@
  *   transaction per batch of events, so that records and checkpoint never
  *   disagree.
  *
- * - the tables' sorted indexes as of the snapshot, so that a start-up
- *   takes them instead of sorting every row again.
+ * - the tables' sorted indexes (and symbol codes) as of the snapshot, so
+ *   that a start-up takes them instead of sorting every row again.
  *
- * Loading reads the snapshot, its indexes, then the journal over them.
+ * Loading reads the tables' symbol codes, the snapshot, its indexes, then
+ * the journal over them.
  */
 import { open, type Database, type RootDatabase } from 'lmdb';
 import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
-import type { SavedTableIndex } from './model.js';
-import { decodeChunk, decodeIndex, encodeChunks, encodeIndex } from './snapshot-codec.js';
+import type { SavedTableOf } from './model.js';
+import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
 export const READ_MODEL_VERSION = 4;
@@ -42,7 +43,7 @@ export interface Loaded {
 export class ReadModelStore {
   private root!: RootDatabase;
   private snapshot!: Database<Buffer, [Kind, number]>;
-  private indexes!: Database<Buffer, [Kind, string, string]>;
+  private tables!: Database<Buffer, [Kind, string]>;
   private journal!: Database<AnyRecord | null, [Kind, string]>;
   private meta!: Database<Meta[keyof Meta], keyof Meta>;
 
@@ -57,7 +58,7 @@ export class ReadModelStore {
   private openEnv(): void {
     this.root = open({ path: this.path, compression: false });
     this.snapshot = this.root.openDB<Buffer, [Kind, number]>({ name: 'snapshot', encoding: 'binary' });
-    this.indexes = this.root.openDB<Buffer, [Kind, string, string]>({ name: 'indexes', encoding: 'binary' });
+    this.tables = this.root.openDB<Buffer, [Kind, string]>({ name: 'tables', encoding: 'binary' });
     this.journal = this.root.openDB<AnyRecord | null, [Kind, string]>({
       name: 'journal',
       sharedStructuresKey: Symbol.for('structures'),
@@ -98,10 +99,10 @@ export class ReadModelStore {
     }
   }
 
-  /** The tables' indexes as saved with the snapshot. */
-  *savedIndexes(): Iterable<SavedTableIndex> {
-    for (const { key, value } of this.indexes.getRange({ snapshot: false })) {
-      yield { kind: key[0], institution: key[1], index: decodeIndex(key[2], value) };
+  /** The tables' indexes and symbol codes as saved with the snapshot. */
+  *savedTables(): Iterable<SavedTableOf> {
+    for (const { key, value } of this.tables.getRange({ snapshot: false })) {
+      yield { kind: key[0], institution: key[1], table: decodeTable(value) };
     }
   }
 
@@ -120,18 +121,16 @@ export class ReadModelStore {
 
   /**
    * Replace snapshot and journal by a snapshot of these records (every
-   * record of the model, by kind) and indexes, at this checkpoint, in one
+   * record of the model, by kind) and tables, at this checkpoint, in one
    * synchronous transaction: for a model that nothing else writes to
    * meanwhile.
    */
-  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, indexes: Iterable<SavedTableIndex>, checkpoint: Position): void {
+  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>, checkpoint: Position): void {
     this.root.transactionSync(() => {
       this.snapshot.clearSync();
-      this.indexes.clearSync();
+      this.tables.clearSync();
       this.journal.clearSync();
-      for (const { kind, institution, index } of indexes) {
-        this.indexes.put([kind, institution, index.name], encodeIndex(index));
-      }
+      for (const { kind, institution, table } of tables) this.tables.put([kind, institution], encodeTable(table));
       let count = 0;
       const counted = function* (list: Iterable<AnyRecord>) {
         for (const record of list) {
@@ -157,7 +156,7 @@ export class ReadModelStore {
   async clear(): Promise<void> {
     await this.root.transaction(() => {
       this.snapshot.clearSync();
-      this.indexes.clearSync();
+      this.tables.clearSync();
       this.journal.clearSync();
       this.meta.clearSync();
     });

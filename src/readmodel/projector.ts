@@ -153,14 +153,16 @@ export class Projector {
       this.position = startOfLog;
       return;
     }
+    const tables = [...this.disk.savedTables()];
+    this.model.seedTables(tables);
     for (const { kind, id, record } of this.disk.snapshotRecords()) this.model.apply({ kind, id, record } as Change, false);
-    this.model.restoreIndexes(this.disk.savedIndexes());
+    this.model.restoreIndexes(tables);
     for (const { kind, id, record } of this.disk.journalChanges()) this.model.apply({ kind, id, record } as Change);
     this.model.flush();
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
     if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {
-      this.disk.writeSnapshot(this.model.byKind(), this.model.savedIndexes(), this.position);
+      this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
     }
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
@@ -228,7 +230,7 @@ export class Projector {
       moved = true;
     }
     this.model.flush();
-    if (moved) this.disk.writeSnapshot(this.model.byKind(), this.model.savedIndexes(), this.position);
+    if (moved) this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
   }
 
   /** Resolves once the read model has applied the log up to `position`. */

@@ -12,7 +12,7 @@
  * interning needed); no per-record decoding of field names or types.
  */
 import { Packr } from 'msgpackr';
-import type { SavedIndex } from './table.js';
+import type { SavedTable } from './table.js';
 
 type Column =
   | { readonly type: 'n'; readonly values: Float64Array }
@@ -161,12 +161,11 @@ export function decodeChunk(buffer: Uint8Array): object[] {
   return makerFor(chunk.keys, chunk.columns)(chunk.columns, chunk.count);
 }
 
-/** A table's index as saved with the snapshot (its name is kept in the key). */
-export function encodeIndex({ signature, order }: SavedIndex): Buffer {
-  return packr.pack({ signature, order });
+/** A table's indexes and symbol codes as saved with the snapshot. */
+export function encodeTable(table: SavedTable): Buffer {
+  return packr.pack(table);
 }
 
-export function decodeIndex(name: string, buffer: Uint8Array): SavedIndex {
-  const { signature, order } = packr.unpack(buffer) as Omit<SavedIndex, 'name'>;
-  return { name, signature, order };
+export function decodeTable(buffer: Uint8Array): SavedTable {
+  return packr.unpack(buffer) as SavedTable;
 }

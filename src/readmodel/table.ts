@@ -34,6 +34,12 @@ export interface SavedIndex {
   readonly order: Uint32Array;
 }
 
+/** A table's indexes as saved with a snapshot, and the values of its symbol columns in code order. */
+export interface SavedTable {
+  readonly symbols: Readonly<Record<string, readonly string[]>>;
+  readonly indexes: readonly SavedIndex[];
+}
+
 export class Table<R extends Identified> implements RowSource {
   private records: (R | undefined)[] = [];
   /** Per row: the record's JSON as responses show it, and the stamp it was made at. */
@@ -56,15 +62,18 @@ export class Table<R extends Identified> implements RowSource {
   /** Rows in the indexes whose record has since been replaced or deleted. */
   private removedRows: number[] = [];
 
-  /** Index name → its signature (SavedIndex); none for an index on symbol codes (their codes depend on the order records came in). */
+  /** Index name → its signature (SavedIndex). */
   private readonly signatures = new Map<string, string>();
+  /** Whether an index sorts by symbol codes (which depend on the order values came in). */
+  private readonly onSymbols: boolean;
+  /** Whether the symbol codes are those of a snapshot (seedSymbols). */
+  private symbolsSeeded = false;
 
   constructor(schema: TableSchema<R>) {
     this.columnKeys = Object.entries(schema.columns);
-    for (const def of schema.indexes) {
-      if (def.keys.some((key) => schema.symbols?.[key])) continue;
-      this.signatures.set(def.name, def.keys.map((key) => `${key}=${String(schema.columns[key])}`).join('\n'));
-    }
+    const source = (key: string) => String(schema.columns[key] ?? `symbol ${String(schema.symbols?.[key])}`);
+    for (const def of schema.indexes) this.signatures.set(def.name, def.keys.map((key) => `${key}=${source(key)}`).join('\n'));
+    this.onSymbols = schema.indexes.some((def) => def.keys.some((key) => schema.symbols?.[key]));
     for (const [name, value] of Object.entries(schema.symbols ?? {})) {
       const dictionary = new Map<string, number>();
       this.dictionaries.set(name, dictionary);
@@ -192,35 +201,51 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   /**
-   * The indexes, for saving with a snapshot; `placeOf[row]` is the row's
-   * place in the order the snapshot lists the table's records in.
+   * The indexes and symbol codes, for saving with a snapshot; `placeOf[row]`
+   * is the row's place in the order the snapshot lists the table's records in.
    */
-  saveIndexes(placeOf: Uint32Array): SavedIndex[] {
+  save(placeOf: Uint32Array): SavedTable {
     this.flush();
-    const saved: SavedIndex[] = [];
+    const indexes: SavedIndex[] = [];
     for (const [name, signature] of this.signatures) {
       const index = this.indexes.get(name)!;
       const order = new Uint32Array(index.size);
       for (let k = 0; k < order.length; k++) order[k] = placeOf[index.order[k]!]!;
-      saved.push({ name, signature, order });
+      indexes.push({ name, signature, order });
     }
-    return saved;
+    const symbols: Record<string, string[]> = {};
+    for (const [name, dictionary] of this.dictionaries) symbols[name] = [...dictionary.keys()];
+    return { symbols, indexes };
+  }
+
+  /** Before any record is set: give symbol values the codes a snapshot saved them with. */
+  seedSymbols(symbols: SavedTable['symbols']): void {
+    if (this.records.length > 0) return;
+    for (const [name, dictionary] of this.dictionaries) {
+      const values = symbols[name];
+      if (!values) return;
+      dictionary.clear();
+      values.forEach((value, code) => dictionary.set(value, code));
+    }
+    this.symbolsSeeded = true;
   }
 
   /**
    * Right after the records of a snapshot were set, in its order (row =
-   * place, nothing else set): take the saved indexes instead of sorting.
-   * False, changing nothing, unless every index was saved from the same
-   * definition over the same number of records.
+   * place, nothing else set), symbol codes seeded from it: take the saved
+   * indexes instead of sorting. False, changing nothing, unless every index
+   * was saved from the same definition over the same number of records.
    */
-  restoreIndexes(saved: ReadonlyMap<string, SavedIndex>): boolean {
+  restoreIndexes(saved: readonly SavedIndex[]): boolean {
     const n = this.records.length;
     if (n !== this.rowOfId.size || this.removedRows.length > 0 || this.addedRows.length !== n) return false;
+    if (this.onSymbols && !this.symbolsSeeded) return false;
+    const byName = new Map(saved.map((index) => [index.name, index]));
     for (const name of this.indexes.keys()) {
-      const index = saved.get(name);
+      const index = byName.get(name);
       if (!index || index.signature !== this.signatures.get(name) || index.order.length !== n) return false;
     }
-    for (const [name, index] of this.indexes) index.restore(saved.get(name)!.order);
+    for (const [name, index] of this.indexes) index.restore(byName.get(name)!.order);
     this.pending.fill(0, 0, n);
     this.addedRows = [];
     return true;

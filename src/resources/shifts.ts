@@ -46,6 +46,8 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'spots', keys: ['spots', 'start', 'created'] },
     { name: 'start_time', keys: ['start_time', 'start', 'created'] },
     { name: 'end_time', keys: ['end_time', 'start', 'created'] },
+    // The shifts of one opportunity, in start order (and within a date window: a skip scan of one block).
+    { name: 'opportunity', keys: ['opportunity', 'start', 'created'] },
   ],
   params: [
     { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
