@@ -31,8 +31,9 @@ t.test('chunks give back every record, field for field and in order', async (t) 
     fc.constant(undefined),
     fc.string(),
     fc.constantFrom('a', 'b', 'é', ''),
-    fc.array(fc.oneof(fc.string(), fc.integer(), fc.object()), { maxLength: 3 }),
-    fc.object({ maxDepth: 2 }),
+    fc.array(fc.oneof(fc.string(), fc.integer(), fc.object({ key: fc.string().filter((k) => k !== '__proto__') })), { maxLength: 3 }),
+    // (A "__proto__" key does not survive msgpack, which guards against it: see the note in snapshot-codec.ts.)
+    fc.object({ maxDepth: 2, key: fc.string().filter((k) => k !== '__proto__') }),
   );
   const field = fc.constantFrom('id', 'title', 'spots', 'created_at', 'removed', 'tags', 'answers');
   const record = fc.dictionary(field, value, { maxKeys: 7 });

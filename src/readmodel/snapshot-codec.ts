@@ -10,6 +10,10 @@
  * it was written in, so decoded records have the shape the projections'
  * records have; a repeated string is one string object per chunk (no
  * interning needed); no per-record decoding of field names or types.
+ *
+ * Nested values go through msgpack, which drops an own "__proto__" key
+ * (as LMDB's msgpack encoding of records did before): a client-supplied
+ * object with one would lose it at a restart.
  */
 import { Packr } from 'msgpackr';
 import type { SavedTable } from './table.js';
