@@ -39,6 +39,8 @@ export class ReadModel implements JsonView {
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
   private readonly interner = new Interner();
+  /** Set while a replay keeps records only (deferTables). */
+  private tablesDeferred = false;
 
   /** `clock` gives the time in milliseconds (ages are computed against its day). */
   constructor(
@@ -96,6 +98,7 @@ export class ReadModel implements JsonView {
     counts[kind] += 1;
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
+    if (this.tablesDeferred) return;
 
     const table = this.tableOf(kind, institution);
     if (!table) return;
@@ -103,6 +106,38 @@ export class ReadModel implements JsonView {
     const visible = record !== null && (def.include?.(record) ?? true) ? record : null;
     table.set(id, visible);
     this.dirty.add(table);
+  }
+
+  /**
+   * For a replay that nothing reads meanwhile: from now on keep only the
+   * records (what projections read), not the tables, which `buildTables`
+   * then makes once from the final records instead of from every version
+   * of every record on the way.
+   */
+  deferTables(): void {
+    this.tablesDeferred = true;
+  }
+
+  /** Make every table anew from the records, and keep them up to date again. */
+  buildTables(): void {
+    this.tablesDeferred = false;
+    this.tables.clear();
+    this.dirty.clear();
+    for (const kind of kinds) {
+      const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
+      if (!def) continue;
+      const visible = Array.from((this.maps[kind] as Map<string, AnyRecord>).values()).filter((record) => def.include?.(record) ?? true);
+      // Each table's rows made room for at once.
+      const sizes = new Map<string, number>();
+      for (const record of visible) sizes.set(institutionOf(kind, record), (sizes.get(institutionOf(kind, record)) ?? 0) + 1);
+      for (const [institution, size] of sizes) this.tableOf(kind, institution)!.reserve(size);
+      for (const record of visible) {
+        const table = this.tableOf(kind, institutionOf(kind, record))!;
+        table.set(record.id, record);
+        this.dirty.add(table);
+      }
+    }
+    this.flush();
   }
 
   /** Bring every index up to date (after a batch of changes). */
@@ -129,9 +164,11 @@ export class ReadModel implements JsonView {
       for (const table of byInstitution.values()) places.set(table, { placeOf: new Uint32Array(table.rowCount), next: 0 });
       for (const record of this.maps[kind].values()) {
         const table = byInstitution.get(institutionOf(kind, record));
-        const row = table?.rowOf(record.id);
+        if (!table) continue;
+        const place = places.get(table)!;
+        // Rows made in this order (a bulk load) need no lookup.
+        const row = table.rowCount > place.next && table.record(place.next) === record ? place.next : table.rowOf(record.id);
         if (row === undefined) continue;
-        const place = places.get(table!)!;
         place.placeOf[row] = place.next++;
       }
       for (const [institution, table] of byInstitution) yield { kind, institution, table: table.save(places.get(table)!.placeOf) };

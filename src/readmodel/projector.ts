@@ -214,13 +214,15 @@ export class Projector {
 
   /**
    * Replay from the checkpoint up to the current head of the log, then stop
-   * (`vm-api rebuild`). Nothing reads the model meanwhile, so it is written
-   * once, at the end, as a snapshot with the checkpoint.
+   * (`vm-api rebuild`). Nothing reads the model meanwhile, so its tables
+   * are made once, from the final records, and it is written once, at the
+   * end, as a snapshot with the checkpoint.
    */
   async catchUp(): Promise<void> {
     await this.writing;
     const head = await this.store.head();
     let moved = false;
+    this.model.deferTables();
     while (comparePositions(this.position, head) < 0) {
       const events = await this.store.readAll(this.position, REPLAY_BATCH);
       if (events.length === 0) break;
@@ -229,7 +231,7 @@ export class Projector {
       this.advance(last);
       moved = true;
     }
-    this.model.flush();
+    this.model.buildTables();
     if (moved) this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
   }
 

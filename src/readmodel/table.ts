@@ -280,27 +280,34 @@ export class Table<R extends Identified> implements RowSource {
     this.removedRows = [];
   }
 
+  /** Make room for this many rows at once (before a bulk load: one allocation instead of a doubling per size). */
+  reserve(rows: number): void {
+    if (rows > this.capacity) this.grow(rows);
+  }
+
   private allocate(): number {
     const free = this.freeRows.pop();
     if (free !== undefined) return free;
     const row = this.records.length;
-    if (row >= this.capacity) {
-      this.capacity = capacityFor(row + 1) * 2;
-      this.columns = this.columns.map((old) => {
-        const grown = new Float64Array(this.capacity);
-        grown.set(old);
-        return grown;
-      });
-      const pending = new Uint8Array(this.capacity);
-      pending.set(this.pending);
-      this.pending = pending;
-      const stamps = new Float64Array(this.capacity);
-      stamps.set(this.fragmentStamps);
-      this.fragmentStamps = stamps;
-    }
+    if (row >= this.capacity) this.grow(capacityFor(row + 1) * 2);
     this.records.push(undefined);
     this.fragments.push(undefined);
     return row;
+  }
+
+  private grow(capacity: number): void {
+    this.capacity = capacity;
+    this.columns = this.columns.map((old) => {
+      const grown = new Float64Array(capacity);
+      grown.set(old);
+      return grown;
+    });
+    const pending = new Uint8Array(capacity);
+    pending.set(this.pending);
+    this.pending = pending;
+    const stamps = new Float64Array(capacity);
+    stamps.set(this.fragmentStamps);
+    this.fragmentStamps = stamps;
   }
 
   private release(row: number): void {
