@@ -8,7 +8,7 @@
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { put, remove } from '../projections/projection.js';
 import type { AnyRecord, ShiftRecord } from '../projections/records.js';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
@@ -24,7 +24,8 @@ const roundTrip = (records: object[]) => [...encodeChunks(records)].flatMap((chu
 t.test('chunks give back every record, field for field and in order', async (t) => {
   // Fields of every kind a column can hold, some present in only some records.
   const value = fc.oneof(
-    fc.double(),
+    // (-0 among other types is written as 0 by msgpack; JSON shows both as 0. Number columns keep it: see below.)
+    fc.double().map((x) => (Object.is(x, -0) ? 0 : x)),
     fc.integer(),
     fc.boolean(),
     fc.constant(null),
@@ -95,6 +96,19 @@ function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'):
 
 const at = (n: number) => ({ commit: BigInt(n), prepare: BigInt(n) });
 
+/** A read model store and an (empty) embedded log in a temporary DATA_DIR, closed and removed after the test. */
+function stores(t: Test): { disk: ReadModelStore; store: EmbeddedEventStore } {
+  const tmp = tempDir();
+  const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
+  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
+  t.teardown(async () => {
+    await disk.close();
+    await store.close();
+    tmp.remove();
+  });
+  return { disk, store };
+}
+
 t.test('the store loads the snapshot with the journal over it', async (t) => {
   const tmp = tempDir();
   t.teardown(tmp.remove);
@@ -124,14 +138,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
 });
 
 t.test('a start-up that finds a long journal folds it into a new snapshot', async (t) => {
-  const tmp = tempDir();
-  t.teardown(tmp.remove);
-  const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
-  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
-  t.teardown(async () => {
-    await disk.close();
-    await store.close();
-  });
+  const { disk, store } = stores(t);
   disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], [], at(1));
   // As a server writes batches of changes: 12,000 of them.
   for (let b = 0; b < 12; b++) {
@@ -153,14 +160,7 @@ t.test('a start-up that finds a long journal folds it into a new snapshot', asyn
 });
 
 t.test('saved indexes are taken at start-up, and give the order a sort gives', async (t) => {
-  const tmp = tempDir();
-  t.teardown(tmp.remove);
-  const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
-  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
-  t.teardown(async () => {
-    await disk.close();
-    await store.close();
-  });
+  const { disk, store } = stores(t);
   const X = '00000000-0000-4000-8000-00000000000a';
   const Y = '00000000-0000-4000-8000-00000000000b';
   const live = new ReadModel(tableDefs);

@@ -11,9 +11,11 @@
  * records have; a repeated string is one string object per chunk (no
  * interning needed); no per-record decoding of field names or types.
  *
- * Nested values go through msgpack, which drops an own "__proto__" key
- * (as LMDB's msgpack encoding of records did before): a client-supplied
- * object with one would lose it at a restart.
+ * Nested values (and fields of mixed types) go through msgpack, which
+ * drops an own "__proto__" key and writes -0 as 0, and strings are UTF-8,
+ * where a lone surrogate becomes U+FFFD — as with LMDB's msgpack encoding
+ * of records before: client-supplied JSON with either would read
+ * differently after a restart (-0 and 0 are both 0 in JSON).
  */
 import { Packr } from 'msgpackr';
 import type { SavedTable } from './table.js';
