@@ -155,6 +155,8 @@ export class ReadModelStore {
   /** Drop every record and the checkpoint (before a replay of the whole log). */
   async clear(): Promise<void> {
     await this.root.transaction(() => {
+      // Records as read model version 3 kept them, if this file has them: their pages are free again.
+      this.root.openDB({ name: 'records' }).dropSync();
       this.snapshot.clearSync();
       this.tables.clearSync();
       this.journal.clearSync();

@@ -162,7 +162,13 @@ export class Projector {
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
     if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {
-      this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
+      try {
+        this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
+        this.log?.info({ ...sizes, position: this.position.commit.toString() }, 'journal folded into a new snapshot of the read model');
+      } catch (error) {
+        // Only a quicker next start-up is lost: snapshot and journal stay as they were.
+        this.log?.warn({ err: error }, 'could not fold the journal into a new snapshot');
+      }
     }
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
