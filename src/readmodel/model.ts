@@ -90,12 +90,7 @@ export class ReadModel implements JsonView {
     const owner = record ?? before;
     if (!owner) return;
     const institution = institutionOf(kind, owner);
-    let counts = this.revisionsByInstitution.get(institution);
-    if (!counts) {
-      counts = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
-      this.revisionsByInstitution.set(institution, counts);
-    }
-    counts[kind] += 1;
+    this.countsOf(institution)[kind] += 1;
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
     if (this.tablesDeferred) return;
@@ -106,6 +101,33 @@ export class ReadModel implements JsonView {
     const visible = record !== null && (def.include?.(record) ?? true) ? record : null;
     table.set(id, visible);
     this.dirty.add(table);
+  }
+
+  /**
+   * A chunk of a snapshot's records, into a model that holds none of them
+   * yet: what `apply` does for each, without looking for the record it
+   * replaces (there is none) or sharing its strings (a chunk shares them).
+   */
+  loadSnapshot(kind: Kind, records: readonly AnyRecord[]): void {
+    const map = this.maps[kind] as Map<string, AnyRecord>;
+    for (const record of records) map.set(record.id, record);
+    this.revisions[kind] += records.length;
+    const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
+    let institution: string | undefined;
+    let counts: Record<Kind, number> | undefined;
+    let table: Table<AnyRecord> | undefined;
+    for (const record of records) {
+      const owner = institutionOf(kind, record);
+      if (owner !== institution) {
+        institution = owner;
+        counts = this.countsOf(owner);
+        table = this.tableOf(kind, owner);
+        if (table) this.dirty.add(table);
+      }
+      counts![kind] += 1;
+      if (kind === 'apikey') this.indexKey(undefined, record as ApiKeyRecord);
+      if (table && (def!.include?.(record) ?? true)) table.set(record.id, record);
+    }
   }
 
   /**
@@ -177,7 +199,11 @@ export class ReadModel implements JsonView {
 
   /** Before a snapshot's records are applied: make its tables, with the symbol codes it saved. */
   seedTables(saved: Iterable<SavedTableOf>): void {
-    for (const { kind, institution, table } of saved) this.tableOf(kind, institution)?.seedSymbols(table.symbols);
+    for (const { kind, institution, table } of saved) {
+      const made = this.tableOf(kind, institution);
+      made?.seedSymbols(table.symbols);
+      made?.reserve(table.indexes[0]?.order.length ?? 0);
+    }
   }
 
   /**
@@ -191,6 +217,16 @@ export class ReadModel implements JsonView {
       if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
     }
     return restored;
+  }
+
+  /** The change counters of an institution's kinds. */
+  private countsOf(institution: string): Record<Kind, number> {
+    let counts = this.revisionsByInstitution.get(institution);
+    if (!counts) {
+      counts = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
+      this.revisionsByInstitution.set(institution, counts);
+    }
+    return counts;
   }
 
   /** The table of a kind and institution, made on first use (undefined: the kind has none). */

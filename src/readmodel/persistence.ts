@@ -91,12 +91,14 @@ export class ReadModelStore {
     return { snapshot: (this.meta.get('snapshotRecords') as number | undefined) ?? 0, journal: this.journal.getKeysCount() };
   }
 
-  /** The snapshot's records, by kind, each kind in the order it was written. */
+  /** The snapshot's records a chunk at a time, by kind, each kind in the order it was written. */
+  *snapshotChunks(): Iterable<{ kind: Kind; records: AnyRecord[] }> {
+    for (const { key, value } of this.snapshot.getRange({ snapshot: false })) yield { kind: key[0], records: decodeChunk(value) as AnyRecord[] };
+  }
+
+  /** The snapshot's records one by one. */
   *snapshotRecords(): Iterable<Loaded> {
-    for (const { key, value } of this.snapshot.getRange({ snapshot: false })) {
-      const kind = key[0];
-      for (const record of decodeChunk(value) as AnyRecord[]) yield { kind, id: record.id, record };
-    }
+    for (const { kind, records } of this.snapshotChunks()) for (const record of records) yield { kind, id: record.id, record };
   }
 
   /** The tables' indexes and symbol codes as saved with the snapshot. */

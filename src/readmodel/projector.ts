@@ -155,7 +155,7 @@ export class Projector {
     }
     const tables = [...this.disk.savedTables()];
     this.model.seedTables(tables);
-    for (const { kind, id, record } of this.disk.snapshotRecords()) this.model.apply({ kind, id, record } as Change, false);
+    for (const { kind, records } of this.disk.snapshotChunks()) this.model.loadSnapshot(kind, records);
     this.model.restoreIndexes(tables);
     for (const { kind, id, record } of this.disk.journalChanges()) this.model.apply({ kind, id, record } as Change);
     this.model.flush();
