@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --shifts 1000000 --institutions 10 --seconds 10 --connections 16 --compare 100000]
+ * npm run bench [-- --shifts 1000000 --institutions 10 --seconds 10 --rounds 3 --connections 16 --compare 100000]
  *
  * Generates shifts (with profiles and reservations) across several
  * institutions, imports them (`vm-api import`) and replays them into the
@@ -20,6 +20,7 @@ import { parseArgs } from 'node:util';
 import { type DomainEvent, eventSchemas, isEventType, streamOf } from '../src/events/catalog.js';
 import { openEventStore } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
+import { mixRequests } from './mix.js';
 
 const { values } = parseArgs({
   options: {
@@ -30,6 +31,8 @@ const { values } = parseArgs({
     /** Events appended while the mix runs. */
     live: { type: 'string', default: '10000' },
     seconds: { type: 'string', default: '10' },
+    /** Rounds of the mix and the constant route, one after the other. */
+    rounds: { type: 'string', default: '3' },
     connections: { type: 'string', default: '16' },
     keep: { type: 'boolean', default: false },
     /** Write a V8 CPU profile of the server process into this folder. */
@@ -41,6 +44,7 @@ const { values } = parseArgs({
 const SHIFTS = Number(values.shifts);
 const INSTITUTIONS = Number(values.institutions);
 const SECONDS = Number(values.seconds);
+const ROUNDS = Number(values.rounds);
 const CONNECTIONS = Number(values.connections);
 const COMPARE = Number(values.compare);
 const LIVE = Number(values.live);
@@ -194,45 +198,10 @@ report('start-up from LMDB', `${fmt(ready.startupMs)} ms (${ready.eventsApplied}
 report('resident memory after start-up', mb(ready.rss), verdict(ready.rss <= 1.5 * 1024 ** 3, '≤ 1.5 GB'));
 
 // 4. The search mix.
-/** What each institution's lists hold, as the API counts them (deep pages go up to their last page). */
 const listed = async (path: string) =>
   Promise.all(data.keys.map(async (key) => ((await (await fetch(`${base}${path}?limit=1`, { headers: { 'api-key': key } })).json()) as { count: number }).count));
 const counts = { shifts: await listed('/api/shifts/'), reservations: await listed('/api/reservations/'), profiles: await listed('/api/profiles/') };
-function mix(): Array<{ path: string; key: string }> {
-  const out: Array<{ path: string; key: string }> = [];
-  let seed = 7;
-  const next = () => (seed = (seed * 16807) % 2147483647) / 2147483647;
-  const day = (offset: number) => new Date(Date.UTC(2026, 1, 1) + offset * 86_400_000).toISOString().slice(0, 10);
-  for (let i = 0; i < 130; i++) {
-    const inst = next() < 0.5 ? 0 : 1 + Math.floor(next() * (INSTITUTIONS - 1 || 1)) % INSTITUTIONS;
-    const key = data.keys[inst]!;
-    const sample = data.samples[inst]!;
-    const d = Math.floor(next() * 330);
-    const spots = 1 + Math.floor(next() * 15);
-    const limit = next() < 0.5 ? 10 : 100;
-    // Deep pages: anywhere up to the last page of this institution.
-    const deepPage = (count: number, size: number) => 1 + Math.floor(next() * Math.max(1, Math.floor(count / size)));
-    const queries = [
-      `/api/shifts/search/?shift_date.gte=${day(d)}&shift_date.lt=${day(d + 7)}&limit=${limit}`,
-      `/api/shifts/search/?date=${day(d)}&ordering=-spots&limit=${limit}`,
-      `/api/shifts/search/?spots.gte=${spots}&spots.lte=${spots + 2}&ordering=spots&limit=${limit}`,
-      `/api/shifts/search/?ordering=-shift_end_at&limit=${limit}`,
-      `/api/shifts/search/?ordering=created_at&page=${deepPage(counts.shifts[inst]!, limit)}&limit=${limit}`,
-      `/api/shifts/?page=${deepPage(counts.shifts[inst]!, 10)}&limit=10`,
-      `/api/shifts/search/?start_time.gte=09:00&start_time.lt=09:30&shift_date.gte=${day(d)}&shift_date.lt=${day(d + 30)}&limit=${limit}`,
-      `/api/shifts/search/?shift_start_at.gte=${day(d)}T06:00:00Z&shift_start_at.lt=${day(d + 1)}T06:00:00Z&opportunity_id=${sample.opportunity}&limit=${limit}`,
-      `/api/shifts/search/?created_date.gte=2026-01-01&spots=${spots}&limit=10&page=2`,
-      // Counts over the whole institution.
-      `/api/shifts/search/?spots.gte=${spots}&limit=1`,
-      `/api/reservations/?page=${deepPage(counts.reservations[inst]!, limit)}&limit=${limit}`,
-      `/api/profiles/?page=${deepPage(counts.profiles[inst]!, 10)}&limit=10`,
-      `/api/shifts/${sample.shift}/`,
-    ];
-    out.push({ path: queries[i % queries.length]!, key });
-  }
-  return out;
-}
-const requests = mix();
+const requests = mixRequests(data, counts);
 const sizes: number[] = [];
 let slowest = { ms: 0, serverMs: 0, path: '' };
 // Each query alone, warm: the median of four timed runs after a first one.
@@ -279,12 +248,27 @@ const noHeaders = sizes.map(() => ({}));
 
 await load(mixPaths, mixHeaders, 2); // warm-up
 await load(constPaths, noHeaders, 2);
-const search = await load(mixPaths, mixHeaders, SECONDS);
-const constant = await load(constPaths, noHeaders, SECONDS);
-report('constant route (same bytes)', `${fmt(constant.rps)} req/s, p50 ${constant.p50} ms, p99 ${constant.p99} ms, server CPU ${fmt(constant.cpu)} µs/request`);
+// Rounds of one and the other, so that the machine drifting (it does, by
+// a fifth, on a shared VM) weighs on both alike; the medians compared.
+const rounds: Array<{ search: Load; constant: Load }> = [];
+for (let r = 0; r < ROUNDS; r++) {
+  const search = await load(mixPaths, mixHeaders, SECONDS);
+  const constant = await load(constPaths, noHeaders, SECONDS);
+  rounds.push({ search, constant });
+  console.log(
+    `    round ${r + 1}: mix ${fmt(search.rps)} req/s (p99 ${search.p99} ms, ${fmt(search.cpu)} µs CPU), ` +
+      `constant ${fmt(constant.rps)} req/s (p99 ${constant.p99} ms, ${fmt(constant.cpu)} µs CPU): ${fmt((100 * search.rps) / constant.rps, 1)} %`,
+  );
+}
+const middle = (pick: (round: { search: Load; constant: Load }) => number) => median(rounds.map(pick));
+const search = { rps: middle((r) => r.search.rps), p50: middle((r) => r.search.p50), p99: middle((r) => r.search.p99), cpu: middle((r) => r.search.cpu) };
+const constant = { rps: middle((r) => r.constant.rps), p50: middle((r) => r.constant.p50), p99: middle((r) => r.constant.p99), cpu: middle((r) => r.constant.cpu) };
+const failures = rounds.reduce((n, r) => n + r.search.errors + r.search.non2xx, 0);
+const medians = `median of ${ROUNDS} rounds of ${SECONDS} s`;
+report('constant route (same bytes)', `${fmt(constant.rps)} req/s, p50 ${constant.p50} ms, p99 ${constant.p99} ms, server CPU ${fmt(constant.cpu)} µs/request (${medians})`);
 report(
   'search mix',
-  `${fmt(search.rps)} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms, server CPU ${fmt(search.cpu)} µs/request (errors ${search.errors}, non-2xx ${search.non2xx})`,
+  `${fmt(search.rps)} req/s, p50 ${search.p50} ms, p99 ${search.p99} ms, server CPU ${fmt(search.cpu)} µs/request (${medians}; errors and non-2xx: ${failures})`,
 );
 const share = search.rps / constant.rps;
 report('search mix / constant route', `${fmt(share * 100, 1)} %`, verdict(share >= 0.7, '≥ 70 %'));
