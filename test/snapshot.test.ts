@@ -19,23 +19,35 @@ import { CHUNK_SIZE, decodeChunk, encodeChunks } from '../src/readmodel/snapshot
 import { tableDefs } from '../src/resources/index.js';
 import { tempDir } from './helpers.js';
 
+/**
+ * A value as msgpack gives it back (see snapshot-codec.ts): -0 among other
+ * types is 0, and an own "__proto__" key is dropped. Number columns keep
+ * -0 (tested below).
+ */
+function msgpackable(value: unknown): unknown {
+  if (typeof value === 'number') return Object.is(value, -0) ? 0 : value;
+  if (Array.isArray(value)) return value.map(msgpackable);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(Object.entries(value).filter(([key]) => key !== '__proto__').map(([key, v]) => [key, msgpackable(v)]));
+}
+
 const roundTrip = (records: object[]) => [...encodeChunks(records)].flatMap((chunk) => decodeChunk(chunk));
 
 t.test('chunks give back every record, field for field and in order', async (t) => {
   // Fields of every kind a column can hold, some present in only some records.
-  const value = fc.oneof(
-    // (-0 among other types is written as 0 by msgpack; JSON shows both as 0. Number columns keep it: see below.)
-    fc.double().map((x) => (Object.is(x, -0) ? 0 : x)),
-    fc.integer(),
-    fc.boolean(),
-    fc.constant(null),
-    fc.constant(undefined),
-    fc.string(),
-    fc.constantFrom('a', 'b', 'é', ''),
-    fc.array(fc.oneof(fc.string(), fc.integer(), fc.object({ key: fc.string().filter((k) => k !== '__proto__') })), { maxLength: 3 }),
-    // (A "__proto__" key does not survive msgpack, which guards against it: see the note in snapshot-codec.ts.)
-    fc.object({ maxDepth: 2, key: fc.string().filter((k) => k !== '__proto__') }),
-  );
+  const value = fc
+    .oneof(
+      fc.double(),
+      fc.integer(),
+      fc.boolean(),
+      fc.constant(null),
+      fc.constant(undefined),
+      fc.string(),
+      fc.constantFrom('a', 'b', 'é', ''),
+      fc.array(fc.oneof(fc.string(), fc.integer(), fc.object()), { maxLength: 3 }),
+      fc.object({ maxDepth: 2 }),
+    )
+    .map(msgpackable);
   const field = fc.constantFrom('id', 'title', 'spots', 'created_at', 'removed', 'tags', 'answers');
   const record = fc.dictionary(field, value, { maxKeys: 7 });
   // Runs of one shape, so that columns are mostly of one type, with other shapes between.
