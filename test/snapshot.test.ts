@@ -10,7 +10,7 @@ import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { put, remove } from '../projections/projection.js';
-import type { AnyRecord, ShiftRecord } from '../projections/records.js';
+import type { ShiftRecord } from '../projections/records.js';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { ReadModelStore } from '../src/readmodel/persistence.js';
@@ -31,7 +31,7 @@ function msgpackable(value: unknown): unknown {
   return Object.fromEntries(Object.entries(value).filter(([key]) => key !== '__proto__').map(([key, v]) => [key, msgpackable(v)]));
 }
 
-const roundTrip = (records: object[]) => [...encodeChunks(records)].flatMap((chunk) => decodeChunk(chunk));
+const roundTrip = (records: object[]) => [...encodeChunks(records)].flatMap((chunk) => decodeChunk(chunk.buffer));
 
 t.test('chunks give back every record, field for field and in order', async (t) => {
   // Fields of every kind a column can hold, some present in only some records.
@@ -83,7 +83,8 @@ t.test('a chunk holds at most CHUNK_SIZE records of one shape; -0, NaN and large
   records.splice(100, 0, { id: 'odd', x: true } as never);
   const chunks = [...encodeChunks(records)];
   t.equal(chunks.length, 4, 'split at the odd record and at the chunk size: 100 | odd | 16,384 | 16,289');
-  const back = chunks.flatMap((c) => decodeChunk(c)) as typeof records;
+  t.same(chunks.map((c) => c.records), [100, 1, 16_384, 16_289]);
+  const back = chunks.flatMap((c) => decodeChunk(c.buffer)) as typeof records;
   t.strictSame(back, records);
   t.ok(Object.is(back[0]!.zero, -0) && Number.isNaN(back[0]!.nan));
 });
@@ -135,8 +136,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(disk.checkpoint(), at(12));
 
   const model = new ReadModel(tableDefs);
-  for (const { kind, id, record } of disk.snapshotRecords()) model.apply({ kind, id, record } as never, false);
-  for (const { kind, id, record } of disk.journalChanges()) model.apply({ kind, id, record } as never);
+  model.loadPersisted(disk.persisted());
   t.equal(model.get('shift', shifts[3]!.id)?.title, 'Changed');
   t.equal(model.get('shift', shifts[4]!.id), undefined, 'deleted by the journal');
   t.same(model.get('shift', shift(99).id), shift(99));
@@ -145,7 +145,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   // A new snapshot replaces both.
   disk.writeSnapshot(model.byKind(), model.savedTables(), at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
-  const reloaded = [...disk.snapshotRecords()].map((l) => l.record as AnyRecord);
+  const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => chunk.records);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
 });
 
@@ -217,13 +217,8 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
     });
   const expected = orders(live);
 
-  const tables = [...disk.savedTables()];
   const restored = new ReadModel(tableDefs);
-  restored.seedTables(tables);
-  for (const { kind, id, record } of disk.snapshotRecords()) restored.apply({ kind, id, record } as never, false);
-  t.equal(restored.restoreIndexes(tables), 2, 'both tables take their saved indexes');
-  for (const { kind, id, record } of disk.journalChanges()) restored.apply({ kind, id, record } as never);
-  restored.flush();
+  t.equal(restored.loadPersisted(disk.persisted()), 2, 'both tables take their saved indexes');
   t.same(orders(restored), expected, 'restored, then the journal over them');
 
   const started = new ReadModel(tableDefs);
@@ -231,21 +226,16 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   t.same(orders(started), expected, 'as a start-up loads them');
 
   // Symbol codes not seeded from the snapshot: the opportunity index is sorted by codes, so the table sorts again.
+  const tables = [...disk.savedTables()];
   const unseeded = new ReadModel(tableDefs);
-  for (const { kind, id, record } of disk.snapshotRecords()) unseeded.apply({ kind, id, record } as never, false);
-  t.equal(unseeded.restoreIndexes(tables), 0, 'no table takes indexes on symbol codes it did not seed');
-  for (const { kind, id, record } of disk.journalChanges()) unseeded.apply({ kind, id, record } as never);
-  unseeded.flush();
+  const withoutCodes = tables.map((s) => ({ ...s, table: { ...s.table, symbols: {} } }));
+  t.equal(unseeded.loadPersisted({ ...disk.persisted(), tables: withoutCodes }), 0, 'no table takes indexes on symbol codes it did not seed');
   t.same(orders(unseeded, byColumns), orders(live, byColumns));
   t.notMatch(orders(unseeded, ['opportunity']).join('\n'), /out of order/, 'sorted by its own codes (in another order of opportunities)');
 
   // Saved from another definition of the indexes: sorted again instead.
   const other = new ReadModel(tableDefs);
-  other.seedTables(tables);
-  for (const { kind, id, record } of disk.snapshotRecords()) other.apply({ kind, id, record } as never, false);
   const changed = tables.map((s) => ({ ...s, table: { ...s.table, indexes: s.table.indexes.map((i) => ({ ...i, signature: `${i.signature} (older)` })) } }));
-  t.equal(other.restoreIndexes(changed), 0, 'no table takes indexes saved from another definition');
-  for (const { kind, id, record } of disk.journalChanges()) other.apply({ kind, id, record } as never);
-  other.flush();
+  t.equal(other.loadPersisted({ ...disk.persisted(), tables: changed }), 0, 'no table takes indexes saved from another definition');
   t.same(orders(other), expected);
 });

@@ -25,7 +25,7 @@ import type { Identified, RowSource, SortedIndex } from '../readmodel/sorted-ind
 import type { Table } from '../readmodel/table.js';
 import { MICROS_PER_DAY } from '../time.js';
 import type { Kind } from '../../projections/records.js';
-import type { OrderingDef, RangeParam, ResourceDef } from './resource.js';
+import type { RangeParam, ResourceDef } from './resource.js';
 import type { Filter, Operator, SearchQuery } from './schema.js';
 
 /** How many records match, and the rows of the page asked for, in order. */
@@ -216,11 +216,13 @@ export function search<R extends Identified>(
     ...active.filter((r) => !span.covers.includes(r)).map((r) => inRange(table, r)),
     ...predicates,
   ];
+  /** Whether every row of the span matches: nothing else to check. */
+  const exactly = (span: Span) => predicates.length === 0 && active.every((r) => span.covers.includes(r));
   const whole = spanOf(order, 0, order.size, []);
   // The spans whose rows are in the requested order, the narrowest first.
   const inOrder = [whole, ...spans.filter((s) => isInOrder(table, s, order))].sort((a, b) => a.size - b.size);
   // Answered from bounds: a span in order that leaves nothing to check.
-  let exact = inOrder.find((s) => checksBesides(s).length === 0);
+  let exact = inOrder.find(exactly);
   // Else two ranges on the first two keys of one index (or a range on its
   // second key alone) may be blocks of it, one per value of its first key:
   // `date=…&ordering=spots` walks the spots index a spots value at a time.
@@ -237,7 +239,7 @@ export function search<R extends Identified>(
       spans.push(span);
       if (!isInOrder(table, span, order)) continue;
       inOrder.push(span);
-      if (checksBesides(span).length === 0) exact ??= span;
+      if (exactly(span)) exact ??= span;
     }
     inOrder.sort((a, b) => a.size - b.size);
   }

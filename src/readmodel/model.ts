@@ -75,13 +75,9 @@ export class ReadModel implements JsonView {
     return this.keysByHash.get(sha256);
   }
 
-  /**
-   * Apply a change. `intern`: share the record's repeated strings with
-   * other records' (records decoded from a snapshot share them already).
-   */
-  apply(change: Change, intern = true): void {
+  apply(change: Change): void {
     const { kind, id } = change;
-    const record = intern && change.record ? this.interner.record(change.record) : change.record;
+    const record = change.record && this.interner.record(change.record);
     const map = this.maps[kind] as Map<string, AnyRecord>;
     const before = map.get(id);
     if (record === null) map.delete(id);
@@ -97,37 +93,77 @@ export class ReadModel implements JsonView {
 
     const table = this.tableOf(kind, institution);
     if (!table) return;
-    const def = this.defs[kind] as TableDef<AnyRecord>;
-    const visible = record !== null && (def.include?.(record) ?? true) ? record : null;
-    table.set(id, visible);
+    table.set(id, record !== null && this.listed(kind, record) ? record : null);
     this.dirty.add(table);
   }
 
   /**
-   * A chunk of a snapshot's records, into a model that holds none of them
-   * yet: what `apply` does for each, without looking for the record it
-   * replaces (there is none) or sharing its strings (a chunk shares them).
+   * Load a persisted model into this empty one: seed each saved table's
+   * symbol codes, take the snapshot's records a chunk at a time, take the
+   * saved indexes of each table they fit (instead of sorting its rows),
+   * then apply the journal's changes over them. The number of tables whose
+   * indexes were taken as saved.
    */
-  loadSnapshot(kind: Kind, records: readonly AnyRecord[]): void {
+  loadPersisted(persisted: {
+    tables: readonly SavedTableOf[];
+    chunks: Iterable<{ kind: Kind; records: readonly AnyRecord[] }>;
+    journal: Iterable<Change>;
+  }): number {
+    for (const { kind, institution, table } of persisted.tables) {
+      const made = this.tableOf(kind, institution);
+      made?.seedSymbols(table.symbols);
+      made?.reserve(table.indexes[0]?.order.length ?? 0);
+    }
+    for (const { kind, records } of persisted.chunks) this.loadChunk(kind, records);
+    let restored = 0;
+    for (const { kind, institution, table } of persisted.tables) {
+      if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
+    }
+    for (const change of persisted.journal) this.apply(change);
+    this.flush();
+    return restored;
+  }
+
+  /**
+   * A chunk of a snapshot's records, none of them in the model yet: what
+   * `apply` does for each, without looking for the record it replaces
+   * (there is none) or sharing its strings (the chunk shares them).
+   */
+  private loadChunk(kind: Kind, records: readonly AnyRecord[]): void {
     const map = this.maps[kind] as Map<string, AnyRecord>;
     for (const record of records) map.set(record.id, record);
     this.revisions[kind] += records.length;
-    const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
     let institution: string | undefined;
     let counts: Record<Kind, number> | undefined;
+    for (const record of records) {
+      const owner = institutionOf(kind, record);
+      if (owner !== institution) counts = this.countsOf((institution = owner));
+      counts![kind] += 1;
+      if (kind === 'apikey') this.indexKey(undefined, record as ApiKeyRecord);
+    }
+    this.fillTables(kind, records);
+  }
+
+  /** Set these records (new to the tables) in the tables of their institutions, if listed. */
+  private fillTables(kind: Kind, records: readonly AnyRecord[]): void {
+    if (!this.defs[kind]) return;
+    let institution: string | undefined;
     let table: Table<AnyRecord> | undefined;
     for (const record of records) {
+      if (!this.listed(kind, record)) continue;
       const owner = institutionOf(kind, record);
       if (owner !== institution) {
         institution = owner;
-        counts = this.countsOf(owner);
-        table = this.tableOf(kind, owner);
-        if (table) this.dirty.add(table);
+        table = this.tableOf(kind, owner)!;
+        this.dirty.add(table);
       }
-      counts![kind] += 1;
-      if (kind === 'apikey') this.indexKey(undefined, record as ApiKeyRecord);
-      if (table && (def!.include?.(record) ?? true)) table.set(record.id, record);
+      table!.set(record.id, record);
     }
+  }
+
+  /** Whether a record appears in its kind's lists and searches. */
+  private listed(kind: Kind, record: AnyRecord): boolean {
+    return (this.defs[kind] as TableDef<AnyRecord> | undefined)?.include?.(record) ?? true;
   }
 
   /**
@@ -145,20 +181,7 @@ export class ReadModel implements JsonView {
     this.tablesDeferred = false;
     this.tables.clear();
     this.dirty.clear();
-    for (const kind of kinds) {
-      const def = this.defs[kind] as TableDef<AnyRecord> | undefined;
-      if (!def) continue;
-      const visible = Array.from((this.maps[kind] as Map<string, AnyRecord>).values()).filter((record) => def.include?.(record) ?? true);
-      // Each table's rows made room for at once.
-      const sizes = new Map<string, number>();
-      for (const record of visible) sizes.set(institutionOf(kind, record), (sizes.get(institutionOf(kind, record)) ?? 0) + 1);
-      for (const [institution, size] of sizes) this.tableOf(kind, institution)!.reserve(size);
-      for (const record of visible) {
-        const table = this.tableOf(kind, institutionOf(kind, record))!;
-        table.set(record.id, record);
-        this.dirty.add(table);
-      }
-    }
+    for (const kind of kinds) this.fillTables(kind, Array.from(this.maps[kind].values() as Iterable<AnyRecord>));
     this.flush();
   }
 
@@ -195,28 +218,6 @@ export class ReadModel implements JsonView {
       }
       for (const [institution, table] of byInstitution) yield { kind, institution, table: table.save(places.get(table)!.placeOf) };
     }
-  }
-
-  /** Before a snapshot's records are applied: make its tables, with the symbol codes it saved. */
-  seedTables(saved: Iterable<SavedTableOf>): void {
-    for (const { kind, institution, table } of saved) {
-      const made = this.tableOf(kind, institution);
-      made?.seedSymbols(table.symbols);
-      made?.reserve(table.indexes[0]?.order.length ?? 0);
-    }
-  }
-
-  /**
-   * Right after a snapshot's records were applied (and nothing else): take
-   * the saved indexes of each table they fit, instead of sorting its rows.
-   * The number of tables restored.
-   */
-  restoreIndexes(saved: Iterable<SavedTableOf>): number {
-    let restored = 0;
-    for (const { kind, institution, table } of saved) {
-      if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
-    }
-    return restored;
   }
 
   /** The change counters of an institution's kinds. */

@@ -33,13 +33,6 @@ interface Meta {
   snapshotRecords?: number;
 }
 
-/** A record as loaded: `record` null when the journal says it was deleted. */
-export interface Loaded {
-  readonly kind: Kind;
-  readonly id: string;
-  readonly record: AnyRecord | null;
-}
-
 export class ReadModelStore {
   private root!: RootDatabase;
   private snapshot!: Database<Buffer, [Kind, number]>;
@@ -96,11 +89,6 @@ export class ReadModelStore {
     for (const { key, value } of this.snapshot.getRange({ snapshot: false })) yield { kind: key[0], records: decodeChunk(value) as AnyRecord[] };
   }
 
-  /** The snapshot's records one by one. */
-  *snapshotRecords(): Iterable<Loaded> {
-    for (const { kind, records } of this.snapshotChunks()) for (const record of records) yield { kind, id: record.id, record };
-  }
-
   /** The tables' indexes and symbol codes as saved with the snapshot. */
   *savedTables(): Iterable<SavedTableOf> {
     for (const { key, value } of this.tables.getRange({ snapshot: false })) {
@@ -108,9 +96,14 @@ export class ReadModelStore {
     }
   }
 
-  /** The changes since the snapshot. */
-  *journalChanges(): Iterable<Loaded> {
-    for (const { key, value } of this.journal.getRange({ snapshot: false })) yield { kind: key[0], id: key[1], record: value };
+  /** The changes since the snapshot (a deleted record's is null). */
+  *journalChanges(): Iterable<Change> {
+    for (const { key, value } of this.journal.getRange({ snapshot: false })) yield { kind: key[0], id: key[1], record: value } as Change;
+  }
+
+  /** Everything `ReadModel.loadPersisted` takes, read from disk as it goes (the tables first). */
+  persisted(): { tables: SavedTableOf[]; chunks: Iterable<{ kind: Kind; records: AnyRecord[] }>; journal: Iterable<Change> } {
+    return { tables: [...this.savedTables()], chunks: this.snapshotChunks(), journal: this.journalChanges() };
   }
 
   /** Write a batch of changes to the journal, and the checkpoint, atomically. */
@@ -134,15 +127,12 @@ export class ReadModelStore {
       this.journal.clearSync();
       for (const { kind, institution, table } of tables) this.tables.put([kind, institution], encodeTable(table));
       let count = 0;
-      const counted = function* (list: Iterable<AnyRecord>) {
-        for (const record of list) {
-          count++;
-          yield record;
-        }
-      };
       for (const [kind, list] of records) {
         let chunk = 0;
-        for (const buffer of encodeChunks(counted(list))) this.snapshot.put([kind, chunk++], buffer);
+        for (const { buffer, records: n } of encodeChunks(list)) {
+          this.snapshot.put([kind, chunk++], buffer);
+          count += n;
+        }
       }
       this.meta.put('snapshotRecords', count);
       this.putCheckpoint(checkpoint);

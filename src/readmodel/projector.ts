@@ -153,12 +153,7 @@ export class Projector {
       this.position = startOfLog;
       return;
     }
-    const tables = [...this.disk.savedTables()];
-    this.model.seedTables(tables);
-    for (const { kind, records } of this.disk.snapshotChunks()) this.model.loadSnapshot(kind, records);
-    this.model.restoreIndexes(tables);
-    for (const { kind, id, record } of this.disk.journalChanges()) this.model.apply({ kind, id, record } as Change);
-    this.model.flush();
+    this.model.loadPersisted(this.disk.persisted());
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
     if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {

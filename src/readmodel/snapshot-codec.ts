@@ -1,10 +1,11 @@
 /**
  * Records of one kind by the thousand, as columns: the read model's
- * snapshot format (and the tables' indexes saved with it). Consecutive records with the same fields (the same
- * keys in the same order, as a projection makes them) go into one chunk,
- * each field a column: numbers as a Float64Array, booleans as bytes,
- * strings (and nulls) as codes into a dictionary of the chunk's distinct
- * values, anything else (objects, arrays, mixed) as a list of values.
+ * snapshot format (and the tables' indexes saved with it). Consecutive
+ * records with the same fields (the same keys in the same order, as a
+ * projection makes them) go into one chunk, each field a column: numbers
+ * as a Float64Array, booleans as bytes, strings (and nulls) as codes into
+ * a dictionary of the chunk's distinct values, anything else (objects,
+ * arrays, mixed) as a list of values.
  *
  * Decoding makes each record with one object literal in the field order
  * it was written in, so decoded records have the shape the projections'
@@ -45,20 +46,20 @@ function hasKeys(record: object, keys: readonly string[]): boolean {
   return i === keys.length;
 }
 
-/** The records in chunks, in their order: each chunk one buffer. */
-export function* encodeChunks(records: Iterable<object>): Iterable<Buffer> {
+/** The records in chunks, in their order: each chunk one buffer, and how many records it holds. */
+export function* encodeChunks(records: Iterable<object>): Iterable<{ buffer: Buffer; records: number }> {
   let batch: object[] = [];
   let keys: readonly string[] = [];
   for (const record of records) {
     const same = hasKeys(record, keys);
     if (batch.length > 0 && (!same || batch.length === CHUNK_SIZE)) {
-      yield encodeChunk(keys, batch);
+      yield { buffer: encodeChunk(keys, batch), records: batch.length };
       batch = [];
     }
     if (!same) keys = Object.keys(record);
     batch.push(record);
   }
-  if (batch.length > 0) yield encodeChunk(keys, batch);
+  if (batch.length > 0) yield { buffer: encodeChunk(keys, batch), records: batch.length };
 }
 
 function encodeChunk(keys: readonly string[], records: readonly object[]): Buffer {

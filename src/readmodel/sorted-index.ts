@@ -110,17 +110,19 @@ export class SortedIndex {
 
   /**
    * First position in [from, to) whose value of the `key`-th key is ≥
-   * `value`: the rows there must be in that key's order (the whole index
-   * for the leading key; one value of the leading key for the second).
+   * `value` (> `value` if `past`): the rows there must be in that key's
+   * order (the whole index for the leading key; one value of the leading
+   * key for the second).
    */
-  boundOn(key: number, value: number, from: number, to: number): number {
+  boundOn(key: number, value: number, from: number, to: number, past = false): number {
     const column = this.source.column(this.def.keys[key]!);
     const rows = this.rows;
     let lo = from;
     let hi = to;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
-      if (column[rows[mid]!]! < value) lo = mid + 1;
+      const v = column[rows[mid]!]!;
+      if (v < value || (past && v === value)) lo = mid + 1;
       else hi = mid;
     }
     return lo;
@@ -151,25 +153,11 @@ export class SortedIndex {
   runEnd(value: number): number {
     let end = this.runEnds.get(value);
     if (end === undefined) {
-      end = this.after(value, 0, this.length);
+      end = this.boundOn(0, value, 0, this.length, true);
       if (this.runEnds.size >= MAX_RUN_ENDS) this.runEnds.clear();
       this.runEnds.set(value, end);
     }
     return end;
-  }
-
-  /** First position in [from, to) whose leading column is > `value`. */
-  after(value: number, from: number, to: number): number {
-    const lead = this.source.column(this.leading);
-    const rows = this.rows;
-    let lo = from;
-    let hi = to;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (lead[rows[mid]!]! <= value) lo = mid + 1;
-      else hi = mid;
-    }
-    return lo;
   }
 
   /**

@@ -220,12 +220,10 @@ export class Table<R extends Identified> implements RowSource {
 
   /** Before any record is set: give symbol values the codes a snapshot saved them with. */
   seedSymbols(symbols: SavedTable['symbols']): void {
-    if (this.records.length > 0) return;
+    if (this.records.length > 0 || [...this.dictionaries.keys()].some((name) => !symbols[name])) return;
     for (const [name, dictionary] of this.dictionaries) {
-      const values = symbols[name];
-      if (!values) return;
       dictionary.clear();
-      values.forEach((value, code) => dictionary.set(value, code));
+      symbols[name]!.forEach((value, code) => dictionary.set(value, code));
     }
     this.symbolsSeeded = true;
   }

@@ -29,6 +29,19 @@ export function sendJson(reply: FastifyReply, json: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
 }
 
+/** The JSON of a page's rows, each made once per version of its record and of what it nests. */
+export function pageFragments<K extends Kind>(
+  def: ResourceDef<K>,
+  model: ReadModel,
+  table: Table<Records[K]>,
+  rows: readonly number[],
+  institutionId: string,
+): Buffer[] {
+  const stamp = stampOf(model, def.nests, institutionId) + (def.volatile?.(model) ?? 0);
+  const build = (record: Records[K]) => Buffer.from(def.json(record, model), 'utf8');
+  return rows.map((row) => table.fragment(row, stamp, build));
+}
+
 export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
   const { search: searchable, retrieve, filteredList } = def.endpoints;
   const querySchema = searchSchema(def);
@@ -36,12 +49,8 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
     const app = parent.withTypeProvider<ZodTypeProvider>();
     const base = `/${def.path}`;
 
-    /** The JSON of the page's rows, each made once per version of its record and of what it nests. */
-    const fragments = (table: Table<Records[K]>, rows: readonly number[], institutionId: string) => {
-      const stamp = stampOf(model, def.nests, institutionId) + (def.volatile?.(model) ?? 0);
-      const build = (record: Records[K]) => Buffer.from(def.json(record, model), 'utf8');
-      return rows.map((row) => table.fragment(row, stamp, build));
-    };
+    const fragments = (table: Table<Records[K]>, rows: readonly number[], institutionId: string) =>
+      pageFragments(def, model, table, rows, institutionId);
 
     const answer = (request: FastifyRequest, reply: FastifyReply, query: Paging & Pick<SearchQuery<Records[K]>, 'filters' | 'ordering'>) => {
       const table = model.table(def.kind, request.institutionId);
