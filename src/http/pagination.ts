@@ -49,17 +49,20 @@ const NEEDS_ESCAPING = /["\\\u0000-\u001f\u007f-\uffff]/;
 /** Printable ASCII: one byte per character. */
 const NOT_ASCII = /[^\u0020-\u007e]/;
 
-const COMMA = 0x2c;
 const CLOSE_BRACKET = 0x5d;
 const CLOSE_BRACE = 0x7d;
 
-/** The envelope in UTF-8 JSON, assembled around already serialized results in one buffer. */
+/**
+ * The envelope in UTF-8 JSON, assembled in one buffer around the results,
+ * already serialized: runs of row JSON, each row followed by a comma (the
+ * last comma becomes the array's `]`).
+ */
 export function envelope(
   request: FastifyRequest,
   baseUrl: string | undefined,
   paging: Paging,
   count: number,
-  results: readonly Buffer[],
+  runs: readonly Buffer[],
   allocate: (length: number) => Buffer,
 ): Buffer {
   const { page, limit } = paging;
@@ -68,18 +71,18 @@ export function envelope(
   const next = hasNext ? `${prefix}${page + 1}&limit=${limit}"` : 'null';
   const previous = page > 1 ? `${prefix}${page - 1}&limit=${limit}"` : 'null';
   const head = `{"count":${count},"next":${next},"previous":${previous},"results":[`;
-  // head, the results with a comma between each two, then `]}`
   const ascii = !NOT_ASCII.test(head);
-  let length = (ascii ? head.length : Buffer.byteLength(head)) + Math.max(results.length - 1, 0) + 2;
-  for (let i = 0; i < results.length; i++) length += results[i]!.length;
+  // head, the runs (the last comma replaced by `]`, or a `]` alone), then `}`
+  let length = (ascii ? head.length : Buffer.byteLength(head)) + (runs.length === 0 ? 2 : 1);
+  for (let i = 0; i < runs.length; i++) length += runs[i]!.length;
   const body = allocate(length);
   let at = body.write(head, 0, ascii ? 'latin1' : 'utf8');
-  for (let i = 0; i < results.length; i++) {
-    if (i > 0) body[at++] = COMMA;
-    body.set(results[i]!, at);
-    at += results[i]!.length;
+  for (let i = 0; i < runs.length; i++) {
+    body.set(runs[i]!, at);
+    at += runs[i]!.length;
   }
-  body[at++] = CLOSE_BRACKET;
-  body[at++] = CLOSE_BRACE;
+  if (runs.length === 0) at++;
+  body[at - 1] = CLOSE_BRACKET;
+  body[at] = CLOSE_BRACE;
   return body;
 }

@@ -9,6 +9,7 @@
  * read it); the indexes catch up at `flush`, all pending changes at once,
  * when an index is next read or the projector has caught up.
  */
+import { FragmentStore } from './fragment-store.js';
 import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
 /** A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted. */
@@ -42,9 +43,8 @@ export interface SavedTable {
 
 export class Table<R extends Identified> implements RowSource {
   private records: (R | undefined)[] = [];
-  /** Per row: the record's JSON as responses show it, and the stamp it was made at. */
-  private fragments: (Buffer | undefined)[] = [];
-  private fragmentStamps = new Float64Array(16);
+  /** Per row: the record's JSON as responses show it. */
+  private readonly fragments = new FragmentStore(16);
   private readonly rowOfId = new Map<string, number>();
   private readonly freeRows: number[] = [];
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
@@ -115,18 +115,19 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   /**
-   * The JSON of a row's record, made by `build` unless it was already made
-   * at this stamp (a number that moves whenever anything the JSON shows
-   * besides the record itself may have changed). A row never changes, so
-   * the fragment lives as long as the row.
+   * The JSON of rows' records, each followed by a comma, as few runs of
+   * bytes as they are stored in (see FragmentStore); a record's JSON is made
+   * by `json` unless it was already made at this stamp (a number that moves
+   * whenever anything the JSON shows besides the record itself may have
+   * changed). A row never changes, so its JSON lives as long as the row.
    */
-  fragment(row: number, stamp: number, build: (record: R) => Buffer): Buffer {
-    const cached = this.fragments[row];
-    if (cached !== undefined && this.fragmentStamps[row] === stamp) return cached;
-    const made = build(this.records[row]!);
-    this.fragments[row] = made;
-    this.fragmentStamps[row] = stamp;
-    return made;
+  fragmentRuns(rows: readonly number[], stamp: number, json: (record: R) => string): Buffer[] {
+    return this.fragments.runs(rows, stamp, (row) => json(this.records[row]!));
+  }
+
+  /** The JSON of one row's record, as `fragmentRuns` makes it (without the comma). */
+  fragment(row: number, stamp: number, json: (record: R) => string): Buffer {
+    return this.fragments.one(row, stamp, (r) => json(this.records[r]!));
   }
 
   /** A column's values by row (the array is replaced when the table grows: do not keep it). */
@@ -289,7 +290,6 @@ export class Table<R extends Identified> implements RowSource {
     const row = this.records.length;
     if (row >= this.capacity) this.grow(capacityFor(row + 1) * 2);
     this.records.push(undefined);
-    this.fragments.push(undefined);
     return row;
   }
 
@@ -303,14 +303,12 @@ export class Table<R extends Identified> implements RowSource {
     const pending = new Uint8Array(capacity);
     pending.set(this.pending);
     this.pending = pending;
-    const stamps = new Float64Array(capacity);
-    stamps.set(this.fragmentStamps);
-    this.fragmentStamps = stamps;
+    this.fragments.grow(capacity);
   }
 
   private release(row: number): void {
     this.records[row] = undefined;
-    this.fragments[row] = undefined;
+    this.fragments.forget(row);
     this.freeRows.push(row);
   }
 }

@@ -1,0 +1,90 @@
+/**
+ * The JSON fragments of a table's rows (src/readmodel/fragment-store.ts),
+ * against a plain map of row → text: whatever rows are asked for, forgotten
+ * or made again at a new stamp, a page's runs read back as its rows' JSON,
+ * each followed by a comma; a fragment is made only when its row has none
+ * at the stamp asked; rows made together come back as one run; bytes
+ * handed out are never overwritten, even when the store starts over.
+ */
+import fc from 'fast-check';
+import t from 'tap';
+import { FragmentStore } from '../src/readmodel/fragment-store.js';
+
+const small = { minChunk: 64, maxChunk: 512, slack: 64 };
+const text = (row: number, version: number) => `{"row":${row},"v":${version},"pad":"${'é'.repeat(row % 7)}"}`;
+const joined = (runs: readonly Buffer[]) => Buffer.concat(runs).toString('utf8');
+
+t.test('rows made together are one run; each fragment is followed by a comma', async (t) => {
+  const store = new FragmentStore(16);
+  const runs = store.runs([3, 1, 2], 0, (row) => text(row, 0));
+  t.equal(runs.length, 1, 'one run');
+  t.equal(joined(runs), `${text(3, 0)},${text(1, 0)},${text(2, 0)},`);
+  t.equal(store.runs([1, 2], 0, () => t.fail('made again') as never).length, 1, 'a later page of the same rows in the same order is one run');
+  t.equal(store.runs([2, 3], 0, () => t.fail('made again') as never).length, 2, 'rows out of their stored order: a run each');
+  t.equal(store.one(1, 0, () => 'unused').toString(), text(1, 0), 'one fragment, without its comma');
+  t.same(store.runs([], 0, () => ''), [], 'no rows: no runs');
+});
+
+t.test('a new stamp or a forgotten row makes the JSON again; bytes handed out stay as they were', async (t) => {
+  const store = new FragmentStore(4, small);
+  const before = store.runs([0, 1], 1, (row) => text(row, 1));
+  let made = 0;
+  const after = store.runs([0, 1], 2, (row) => (made++, text(row, 2)));
+  t.equal(made, 2, 'both made again at the new stamp');
+  t.equal(joined(after), `${text(0, 2)},${text(1, 2)},`);
+  t.equal(joined(before), `${text(0, 1)},${text(1, 1)},`, 'the earlier views still read the earlier JSON');
+  store.forget(1);
+  store.grow(8);
+  t.equal(joined(store.runs([1, 5], 2, (row) => text(row, 3))), `${text(1, 3)},${text(5, 3)},`, 'a forgotten row and a row past the old capacity are made');
+});
+
+t.test('against a map of row → text, starting over when stale bytes outweigh live ones', async (t) => {
+  const op = fc.oneof(
+    {
+      weight: 4,
+      arbitrary: fc.record({
+        page: fc.uniqueArray(fc.integer({ min: 0, max: 15 }), { maxLength: 12 }),
+        stamp: fc.integer({ min: 0, max: 3 }),
+      }),
+    },
+    { weight: 1, arbitrary: fc.record({ forget: fc.integer({ min: 0, max: 15 }) }) },
+  );
+  let startedOver = 0;
+  fc.assert(
+    fc.property(fc.array(op, { minLength: 30, maxLength: 150 }), (ops) => {
+      const store = new FragmentStore(64, small);
+      /** What the store should hold: per row, the stamp and text it was last made at. */
+      const model = new Map<number, { stamp: number; text: string }>();
+      const handedOut: Array<{ runs: Buffer[]; text: string }> = [];
+      let version = 0;
+      for (const o of ops) {
+        if ('forget' in o) {
+          store.forget(o.forget);
+          model.delete(o.forget);
+          continue;
+        }
+        const due = o.page.filter((row) => model.get(row)?.stamp !== o.stamp);
+        const generation = store.generation;
+        const made: number[] = [];
+        const runs = store.runs(o.page, o.stamp, (row) => {
+          made.push(row);
+          const made_ = text(row, ++version);
+          model.set(row, { stamp: o.stamp, text: made_ });
+          return made_;
+        });
+        if (store.generation !== generation) {
+          // Started over: only this page's rows (made again after it) are held.
+          startedOver++;
+          for (const row of model.keys()) if (!o.page.includes(row)) model.delete(row);
+        } else if (made.join() !== due.join()) return false;
+        const text_ = joined(runs);
+        if (text_ !== o.page.map((row) => `${model.get(row)!.text},`).join('')) return false;
+        handedOut.push({ runs, text: text_ });
+        if (store.bytes.live > store.bytes.all) return false;
+      }
+      return handedOut.every(({ runs, text: was }) => joined(runs) === was);
+    }),
+    { numRuns: 300 },
+  );
+  t.ok(startedOver > 0, `the store started over ${startedOver} times along the way`);
+});
