@@ -70,6 +70,15 @@ for (const def of Object.values(resources)) {
   });
 }
 
+t.test('a value that only an object prototype knows is no valid value', async (t) => {
+  for (const value of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
+    const res = await app.get(`/api/profiles/search/?is_offline=${value}`);
+    t.equal(res.status, 400, `is_offline=${value}`);
+    t.same(res.body, { detail: 'Invalid boolean value for is_offline.' });
+    t.equal((await app.get(`/api/shifts/search/?ordering=${value}`)).status, 400, `ordering=${value}`);
+  }
+});
+
 t.test('every documented shift parameter and alias is declared', async (t) => {
   const declared = new Set(resources.shifts.params.flatMap((p) => keysOf(p as ParamDef<unknown>).map((k) => k.key)));
   const documented = [

@@ -37,10 +37,21 @@ export const MAX_LIMIT = 100;
 export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const INTEGER = /^[+-]?\d{1,15}$/;
 
+/**
+ * How one query-string parameter is read: `parse` takes the text of a key
+ * sent once (undefined: not a valid value), and `schema` is the same over
+ * whatever Fastify gives (a string, an array of strings for a repeated key)
+ * with the error to report.
+ */
+interface ValueReader<T> {
+  readonly parse: (text: string) => T | undefined;
+  readonly schema: z.ZodType<T | undefined>;
+}
+
 /** One query-string value: a string, or an error when the key was repeated. `''` means absent. */
-function single<T>(sent: string, parse: (text: string) => T | undefined, message: (text: string) => string) {
+function single<T>(sent: string, parse: (text: string) => T | undefined, message: (text: string) => string): ValueReader<T> {
   // Fastify gives a string, or an array of strings for a repeated key.
-  return z
+  const schema = z
     .unknown()
     .optional()
     .transform((value, ctx): T | undefined => {
@@ -60,11 +71,19 @@ function single<T>(sent: string, parse: (text: string) => T | undefined, message
       }
       return parsed;
     });
+  return { parse, schema };
 }
+
+const BOOLEANS = new Map([
+  ['true', true],
+  ['false', false],
+  ['1', true],
+  ['0', false],
+]);
 
 const parseInteger = (s: string) => (INTEGER.test(s) ? Number(s) : undefined);
 
-function valueSchema<R>(param: ParamDef<R>, sent: string) {
+function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | number | boolean> {
   switch (param.type) {
     case 'text':
       return single(sent, (s) => s, () => '');
@@ -90,13 +109,13 @@ function valueSchema<R>(param: ParamDef<R>, sent: string) {
     case 'boolean':
       return single(
         sent,
-        (s) => ({ true: true, false: false, '1': true, '0': false })[s.toLowerCase()],
+        (s) => BOOLEANS.get(s.toLowerCase()),
         () => `Invalid boolean value for ${sent}.`,
       );
   }
 }
 
-export const pagingShape = {
+const paging = {
   page: single(
     'page',
     (s) => {
@@ -104,7 +123,7 @@ export const pagingShape = {
       return n !== undefined && n >= 1 ? n : undefined;
     },
     () => 'Invalid page: must be an integer of at least 1.',
-  ).transform((n) => n ?? 1),
+  ),
   limit: single(
     'limit',
     (s) => {
@@ -112,11 +131,8 @@ export const pagingShape = {
       return n !== undefined && n >= 1 && n <= MAX_LIMIT ? n : undefined;
     },
     () => `Invalid limit: must be an integer from 1 to ${MAX_LIMIT}.`,
-  ).transform((n) => n ?? DEFAULT_LIMIT),
+  ),
 };
-
-/** page and limit only (list endpoints). */
-export const pagingSchema = z.object(pagingShape);
 
 /** Every key a parameter answers to: name and aliases, each with the range suffixes where they apply. */
 export function keysOf<R>(param: ParamDef<R>): Array<{ key: string; op: Operator }> {
@@ -129,65 +145,87 @@ export function keysOf<R>(param: ParamDef<R>): Array<{ key: string; op: Operator
 }
 
 /**
- * The search query-string schema of a resource. Only the keys a request
- * sends are parsed (a resource answers to a hundred keys or more, a query
- * sends a few); unknown keys are ignored. Errors are reported in
- * declaration order whatever the order of the query string.
+ * The search query-string schema of a resource: page, limit, ordering and
+ * every parameter under its keys. Only the keys a request sends are parsed
+ * (a resource answers to a hundred keys or more, a query sends a few);
+ * unknown keys are ignored. Errors are reported in declaration order
+ * whatever the order of the query string.
  */
 export function searchSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>) {
+  return queryStringSchema(def, true);
+}
+
+/** The query-string schema of a plain list: page and limit, in the resource's default order. */
+export function listSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>) {
+  return queryStringSchema(def, false);
+}
+
+function queryStringSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>, searchable: boolean) {
   interface Field {
     readonly rank: number;
-    readonly schema: z.ZodType;
+    readonly reader: ValueReader<string | number | boolean | OrderingDef>;
     readonly route?: { param: ParamDef<R>; op: Operator };
   }
   const fields = new Map<string, Field>();
-  const add = (key: string, schema: z.ZodType, route?: Field['route']) =>
-    fields.set(key, { rank: fields.size, schema, route });
-  add('page', pagingShape.page);
-  add('limit', pagingShape.limit);
-  for (const param of def.params) {
-    for (const { key, op } of keysOf(param)) add(key, valueSchema(param, key), { param, op });
-  }
+  const add = (key: string, reader: Field['reader'], route?: Field['route']) => fields.set(key, { rank: fields.size, reader, route });
+  add('page', paging.page);
+  add('limit', paging.limit);
   const orderingNames = Object.keys(def.orderings);
   // A resource without orderings does not take the parameter (it is then ignored, as unknown).
-  if (orderingNames.length > 0) add(
-    'ordering',
-    single(
+  if (searchable && orderingNames.length > 0) {
+    add(
       'ordering',
-      (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
-      (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
-    ),
-  );
+      single(
+        'ordering',
+        (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
+        (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
+      ),
+    );
+  }
+  if (searchable) {
+    for (const param of def.params) {
+      for (const { key, op } of keysOf(param)) add(key, valueReader(param, key), { param, op });
+    }
+  }
 
   const queryString = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
   return queryString.transform((q, ctx): SearchQuery<R> => {
     const query = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] as Filter<R>[] };
-    const found: Array<{ rank: number; filter: Filter<R> }> = [];
-    const issues: Array<{ rank: number; message: string }> = [];
+    let found: Array<{ rank: number; filter: Filter<R> }> | undefined;
+    let issues: Array<{ rank: number; message: string }> | undefined;
     for (const key of Object.keys(q)) {
       const field = fields.get(key);
       if (field === undefined) continue;
-      const parsed = field.schema.safeParse(q[key]);
-      if (!parsed.success) {
-        for (const issue of parsed.error.issues) issues.push({ rank: field.rank, message: issue.message });
-        continue;
+      const sent = q[key];
+      if (sent === '') continue;
+      // A text sent once is read directly; anything else (or a text that is
+      // no valid value) through the schema, which says what is wrong.
+      let value = typeof sent === 'string' ? field.reader.parse(sent) : undefined;
+      if (value === undefined) {
+        const parsed = field.reader.schema.safeParse(sent);
+        if (!parsed.success) {
+          issues ??= [];
+          for (const issue of parsed.error.issues) issues.push({ rank: field.rank, message: issue.message });
+          continue;
+        }
+        if (parsed.data === undefined) continue;
+        value = parsed.data;
       }
-      const value = parsed.data as string | number | boolean | OrderingDef | undefined;
-      if (value === undefined) continue;
       if (field.route) {
         const { param, op } = field.route;
-        found.push({ rank: field.rank, filter: { param, op, value: value as Filter<R>['value'], sent: key } });
-      }
-      else if (key === 'ordering') query.ordering = value as OrderingDef;
+        (found ??= []).push({ rank: field.rank, filter: { param, op, value: value as Filter<R>['value'], sent: key } });
+      } else if (key === 'ordering') query.ordering = value as OrderingDef;
       else query[key as 'page' | 'limit'] = value as number;
     }
-    if (issues.length > 0) {
+    if (issues !== undefined) {
       issues.sort((a, b) => a.rank - b.rank);
       for (const { message } of issues) ctx.addIssue({ code: 'custom', message });
       return z.NEVER;
     }
-    if (found.length > 1) found.sort((a, b) => a.rank - b.rank);
-    query.filters = found.map((f) => f.filter);
+    if (found !== undefined) {
+      if (found.length > 1) found.sort((a, b) => a.rank - b.rank);
+      query.filters = found.map((f) => f.filter);
+    }
     return query;
   });
 }

@@ -9,7 +9,7 @@ import { z } from 'zod';
 import type { Kind, Records } from '../../../projections/records.js';
 import { search } from '../../query/engine.js';
 import type { ResourceDef } from '../../query/resource.js';
-import { type Paging, pagingSchema, type SearchQuery, searchSchema, UUID } from '../../query/schema.js';
+import { listSchema, type SearchQuery, searchSchema, UUID } from '../../query/schema.js';
 import type { ReadModel } from '../../readmodel/model.js';
 import type { Table } from '../../readmodel/table.js';
 import { stampOf } from '../../resources/json.js';
@@ -52,7 +52,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
     const app = parent.withTypeProvider<ZodTypeProvider>();
     const base = `/${def.path}`;
 
-    const answer = (request: FastifyRequest, reply: FastifyReply, query: Paging & Pick<SearchQuery<Records[K]>, 'filters' | 'ordering'>) => {
+    const answer = (request: FastifyRequest, reply: FastifyReply, query: SearchQuery<Records[K]>) => {
       const table = model.table(def.kind, request.institutionId);
       const { count, rows } = search(table, query, offsetOf(query), query.limit, model, def.groups);
       checkPage(query, count);
@@ -60,13 +60,9 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
       return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
     };
 
-    if (filteredList) {
-      app.get(`${base}/`, { schema: { querystring: querySchema } }, async (request, reply) => answer(request, reply, request.query));
-    } else {
-      app.get(`${base}/`, { schema: { querystring: pagingSchema } }, async (request, reply) =>
-        answer(request, reply, { ...request.query, filters: [], ordering: def.defaultOrdering }),
-      );
-    }
+    app.get(`${base}/`, { schema: { querystring: filteredList ? querySchema : listSchema(def) } }, async (request, reply) =>
+      answer(request, reply, request.query),
+    );
 
     if (searchable) {
       app.get(`${base}/search/`, { schema: { querystring: querySchema } }, async (request, reply) =>
