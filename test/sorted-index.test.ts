@@ -3,7 +3,8 @@
  * inserts, replacements and deletes lands between two flushes (a few are
  * spliced in, more merged, very many rebuilt from scratch), every index
  * lists exactly the live records in (keys…, id) order, and knows where
- * each run of one leading value ends.
+ * each run of one leading value ends, and its binary searches on the first
+ * two keys find what a scan finds.
  */
 import fc from 'fast-check';
 import t from 'tap';
@@ -39,6 +40,36 @@ const change = fc.record({
   b: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.double({ min: -1e15, max: 1e15, noNaN: true })),
   remove: fc.boolean(),
 });
+
+/**
+ * Binary searches (which first narrow down on every 64th position's values)
+ * against a scan: on the leading key over the whole index, and on the
+ * second key within each run of one leading value.
+ */
+function boundsMatchScans(table: Table<Row>): boolean {
+  const index = table.index('ab');
+  const [a, b] = [table.column('a'), table.column('b')];
+  const rows = index.order;
+  const scan = (column: Float64Array, value: number, from: number, to: number, past: boolean) => {
+    let i = from;
+    while (i < to && (column[rows[i]!]! < value || (past && column[rows[i]!]! === value))) i++;
+    return i;
+  };
+  const probes = [-Infinity, -1e16, -1, 0, 1, 2.5, 3, 5, 1e16, Infinity];
+  for (const past of [false, true]) {
+    for (const value of [-4, -3, -1, 0, 0.5, 3, 4]) {
+      if (index.boundOn(0, value, 0, index.size, past) !== scan(a, value, 0, index.size, past)) return false;
+    }
+    for (let start = 0; start < index.size; ) {
+      const end = index.runEnd(a[rows[start]!]!);
+      for (const value of [...probes, b[rows[start]!]!, b[rows[(start + end) >> 1]!]!]) {
+        if (index.boundOn(1, value, start, end, past) !== scan(b, value, start, end, past)) return false;
+      }
+      start = end;
+    }
+  }
+  return true;
+}
 
 t.test('every index matches a brute-force sort after each flush', async (t) => {
   let rounds = 0;
@@ -79,6 +110,7 @@ t.test('every index matches a brute-force sort after each flush', async (t) => {
             if (index.runEnd(a) !== end) return false;
           }
         }
+        if (!boundsMatchScans(table)) return false;
         rounds++;
       }
       return true;
