@@ -13,10 +13,7 @@ export function checkPage(paging: Paging, count: number): void {
 }
 
 /** The name of a query-string pair as the server reads it (`+` is a space, %-escapes decoded). */
-function keyOf(pair: string): string {
-  const eq = pair.indexOf('=');
-  const raw = eq === -1 ? pair : pair.slice(0, eq);
-  if (!/[%+]/.test(raw)) return raw;
+function keyOf(raw: string): string {
   try {
     return decodeURIComponent(raw.replaceAll('+', ' '));
   } catch {
@@ -24,25 +21,52 @@ function keyOf(pair: string): string {
   }
 }
 
+/** Whether the pair at [start, end) of `url` is `page` or `limit` (with a value or none), as the server reads its name. */
+function isPaging(url: string, start: number, end: number): boolean {
+  let keyEnd = end;
+  let escaped = false;
+  for (let i = start; i < end; i++) {
+    const c = url.charCodeAt(i);
+    if (c === EQUALS) {
+      keyEnd = i;
+      break;
+    }
+    // (A `+` is a space: no name with one is page or limit.)
+    if (c === PERCENT) escaped = true;
+  }
+  if (escaped) {
+    const key = keyOf(url.slice(start, keyEnd));
+    return key === 'page' || key === 'limit';
+  }
+  const length = keyEnd - start;
+  return (length === 4 && url.startsWith('page', start)) || (length === 5 && url.startsWith('limit', start));
+}
+
+const EQUALS = 0x3d;
+const PERCENT = 0x25;
+
 /**
  * The request's URL as JSON text up to its page number, every parameter but
  * page and limit kept as sent: `"<base><path>?<kept>&page=`. Completed by
  * `${page}&limit=${limit}"`.
  */
 function pageUrlPrefix(request: FastifyRequest, baseUrl: string | undefined): string {
-  const q = request.url.indexOf('?');
-  const path = q === -1 ? request.url : request.url.slice(0, q);
-  let query = '';
+  const { url } = request;
+  const base = baseUrl ?? `${request.protocol}://${request.host}`;
+  const q = url.indexOf('?');
+  let kept = q === -1 ? `${url}?` : url.slice(0, q + 1);
   if (q !== -1) {
-    for (const pair of request.url.slice(q + 1).split('&')) {
-      if (pair === '') continue;
-      const key = keyOf(pair);
-      if (key !== 'page' && key !== 'limit') query += `${pair}&`;
+    for (let start = q + 1; start < url.length; ) {
+      let end = url.indexOf('&', start);
+      if (end === -1) end = url.length;
+      if (end > start && !isPaging(url, start, end)) kept += `${url.slice(start, end)}&`;
+      start = end + 1;
     }
   }
-  const url = `${baseUrl ?? `${request.protocol}://${request.host}`}${path}?${query}page=`;
-  // JSON.stringify, but for the closing quote (most URLs need no escaping).
-  return NEEDS_ESCAPING.test(url) ? JSON.stringify(url).slice(0, -1) : `"${url}`;
+  const prefix = `${base}${kept}page=`;
+  // JSON.stringify, but for the closing quote (most URLs need no escaping:
+  // the kept part is made of the URL's characters, so testing it is enough).
+  return NEEDS_ESCAPING.test(url) || NEEDS_ESCAPING.test(base) ? JSON.stringify(prefix).slice(0, -1) : `"${prefix}`;
 }
 
 const NEEDS_ESCAPING = /["\\\u0000-\u001f\u007f-\uffff]/;

@@ -295,8 +295,9 @@ export function search<R extends Identified>(
 const MAX_SORTED = 50_000;
 
 /** The first `max` rows of a span. */
-function rowsOf({ index, blocks }: Span, max: number): Uint32Array {
-  const out = new Uint32Array(max);
+function rowsOf({ index, blocks, size }: Span, max: number): Uint32Array {
+  // No larger than needed: a large typed array is memory mapped afresh (and page-faulted in) each time.
+  const out = new Uint32Array(Math.min(max, size));
   let n = 0;
   for (let b = 0; b < blocks.length && n < max; b += 2) {
     const slice = index.order.subarray(blocks[b]!, Math.min(blocks[b + 1]!, blocks[b]! + max - n));
