@@ -6,7 +6,8 @@
  * read model (`vm-api rebuild`), each in a process of its own as a user
  * would run them, starts the server in its own process from LMDB, and
  * then measures a mix of searches against a constant route of the same
- * server that answers bodies of the same sizes, request for request; then
+ * server that answers bodies of the same sizes, request for request (and,
+ * for comparison, against the same bodies already encoded); then
  * the mix again while 10,000 events are appended to the log by another
  * process; then one fixed query here and on a server over `--compare`
  * shifts. Prints every figure and whether it meets its target.
@@ -248,25 +249,37 @@ async function load(paths: string[], headers: Record<string, string>[], seconds:
 const mixPaths = requests.map((r) => r.path);
 const mixHeaders = requests.map((r) => ({ 'api-key': r.key }));
 const constPaths = sizes.map((s) => `/bench/constant?bytes=${s}`);
+const bufferPaths = sizes.map((s) => `/bench/constant-buffer?bytes=${s}`);
 const noHeaders = sizes.map(() => ({}));
 
 await load(mixPaths, mixHeaders, 2); // warm-up
 await load(constPaths, noHeaders, 2);
-// Rounds of one and the other, so that the machine drifting (it does, by
-// a fifth, on a shared VM) weighs on both alike; the medians compared.
-const rounds: Array<{ search: Load; constant: Load }> = [];
+await load(bufferPaths, noHeaders, 2);
+// Rounds of one and the others, so that the machine drifting (it does, by
+// a fifth, on a shared VM) weighs on all alike; the medians compared.
+type Round = { search: Load; constant: Load; floor: Load };
+const rounds: Round[] = [];
 for (let r = 0; r < ROUNDS; r++) {
   const search = await load(mixPaths, mixHeaders, SECONDS);
   const constant = await load(constPaths, noHeaders, SECONDS);
-  rounds.push({ search, constant });
+  const floor = await load(bufferPaths, noHeaders, SECONDS);
+  rounds.push({ search, constant, floor });
   console.log(
     `    round ${r + 1}: mix ${fmt(search.rps)} req/s (p99 ${search.p99} ms, ${fmt(search.cpu)} µs CPU), ` +
-      `constant ${fmt(constant.rps)} req/s (p99 ${constant.p99} ms, ${fmt(constant.cpu)} µs CPU): ${fmt((100 * search.rps) / constant.rps, 1)} %`,
+      `constant ${fmt(constant.rps)} req/s (p99 ${constant.p99} ms, ${fmt(constant.cpu)} µs CPU): ${fmt((100 * search.rps) / constant.rps, 1)} %; ` +
+      `encoded constant ${fmt(floor.rps)} req/s (${fmt(floor.cpu)} µs CPU): ${fmt((100 * search.rps) / floor.rps, 1)} %`,
   );
 }
-const middle = (pick: (round: { search: Load; constant: Load }) => number) => median(rounds.map(pick));
-const search = { rps: middle((r) => r.search.rps), p50: middle((r) => r.search.p50), p99: middle((r) => r.search.p99), cpu: middle((r) => r.search.cpu) };
-const constant = { rps: middle((r) => r.constant.rps), p50: middle((r) => r.constant.p50), p99: middle((r) => r.constant.p99), cpu: middle((r) => r.constant.cpu) };
+const middle = (pick: (round: Round) => number) => median(rounds.map(pick));
+const summary = (of: (round: Round) => Load) => ({
+  rps: middle((r) => of(r).rps),
+  p50: middle((r) => of(r).p50),
+  p99: middle((r) => of(r).p99),
+  cpu: middle((r) => of(r).cpu),
+});
+const search = summary((r) => r.search);
+const constant = summary((r) => r.constant);
+const floor = summary((r) => r.floor);
 const failures = rounds.reduce((n, r) => n + r.search.errors + r.search.non2xx, 0);
 const medians = `median of ${ROUNDS} rounds of ${SECONDS} s`;
 report('constant route (same bytes)', `${fmt(constant.rps)} req/s, p50 ${constant.p50} ms, p99 ${constant.p99} ms, server CPU ${fmt(constant.cpu)} µs/request (${medians})`);
@@ -277,6 +290,10 @@ report(
 const share = search.rps / constant.rps;
 report('search mix / constant route', `${fmt(share * 100, 1)} %`, verdict(share >= 0.7, '≥ 70 %'));
 report('search mix p99 / constant p99', `${fmt(search.p99 / constant.p99, 2)}×`, verdict(search.p99 <= 2 * constant.p99, '≤ 2×'));
+report(
+  'for comparison: constant route with the bodies already encoded',
+  `${fmt(floor.rps)} req/s, p99 ${floor.p99} ms, server CPU ${fmt(floor.cpu)} µs/request; search mix / it: ${fmt((100 * search.rps) / floor.rps, 1)} %`,
+);
 
 // 5. The mix again while another process appends events to the log.
 if (LIVE > 0) {

@@ -1,8 +1,9 @@
 /**
- * The benchmark's server process: the real runtime and app, plus one route
+ * The benchmark's server process: the real runtime and app, plus a route
  * that answers a constant body of a requested size (the yardstick the
- * search mix is compared with, on the same server). Prints one JSON line
- * when listening.
+ * search mix is compared with, on the same server: a string, as a handler
+ * returning a constant would), and one answering the same body already
+ * encoded (a floor). Prints one JSON line when listening.
  */
 import { pino } from 'pino';
 import { createServer } from '../src/http/server.js';
@@ -29,12 +30,25 @@ server.get('/bench/cpu', async () => {
   return { micros: user + system };
 });
 const bodies = new Map<number, string>();
-server.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) => {
-  const bytes = Number(request.query.bytes ?? 100);
+const bodyOf = (bytes: number) => {
   let body = bodies.get(bytes);
   if (body === undefined) {
     body = `{"pad":"${'x'.repeat(Math.max(bytes - 10, 0))}"}`;
     bodies.set(bytes, body);
+  }
+  return body;
+};
+server.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) =>
+  reply.type('application/json; charset=utf-8').send(bodyOf(Number(request.query.bytes ?? 100))),
+);
+// The same bodies already encoded: no bytes made per request at all (a floor, for comparison).
+const buffers = new Map<number, Buffer>();
+server.get<{ Querystring: { bytes?: string } }>('/bench/constant-buffer', async (request, reply) => {
+  const bytes = Number(request.query.bytes ?? 100);
+  let body = buffers.get(bytes);
+  if (body === undefined) {
+    body = Buffer.from(bodyOf(bytes));
+    buffers.set(bytes, body);
   }
   return reply.type('application/json; charset=utf-8').send(body);
 });

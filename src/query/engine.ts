@@ -185,9 +185,14 @@ export function search<R extends Identified>(
   groups?: Groups<R>,
 ): SearchResult {
   if (!table) return { count: 0, rows: [] };
+  const { ordering } = query;
+  // A plain list: a slice of the order index.
+  if (query.filters.length === 0) {
+    const order = table.index(ordering.index);
+    return scanInOrder(spanOf(order, 0, order.size, []), ordering.descending, [], offset, limit);
+  }
   const { ranges, predicates, id } = plan(query.filters, table, view, groups);
   if (ranges.some((r) => r.lo >= r.hi)) return { count: 0, rows: [] };
-  const { ordering } = query;
   const order = table.index(ordering.index);
 
   if (id !== undefined) {
