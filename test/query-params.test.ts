@@ -79,6 +79,18 @@ t.test('a value that only an object prototype knows is no valid value', async (t
   }
 });
 
+t.test('errors are reported in declaration order: page, limit, the parameters, ordering', async (t) => {
+  const res = await app.get('/api/shifts/search/?ordering=nope&spots=many&limit=0&date=never');
+  t.equal(res.status, 400);
+  t.same(res.body, { detail: 'Invalid limit: must be an integer from 1 to 100.' });
+  // shift_date (alias date) is declared before spots.
+  t.same((await app.get('/api/shifts/search/?ordering=nope&spots=many&date=never')).body, { detail: 'Invalid date format for date.' });
+  t.same((await app.get('/api/shifts/search/?ordering=nope&spots=many')).body, { detail: 'Invalid integer value for spots.' });
+  t.same((await app.get('/api/shifts/search/?ordering=nope')).body, {
+    detail: `Invalid ordering "nope": use one of ${Object.keys(resources.shifts.orderings).join(', ')}.`,
+  });
+});
+
 t.test('every documented shift parameter and alias is declared', async (t) => {
   const declared = new Set(resources.shifts.params.flatMap((p) => keysOf(p as ParamDef<unknown>).map((k) => k.key)));
   const documented = [

@@ -170,6 +170,11 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
   const add = (key: string, reader: Field['reader'], route?: Field['route']) => fields.set(key, { rank: fields.size, reader, route });
   add('page', paging.page);
   add('limit', paging.limit);
+  if (searchable) {
+    for (const param of def.params) {
+      for (const { key, op } of keysOf(param)) add(key, valueReader(param, key), { param, op });
+    }
+  }
   const orderingNames = Object.keys(def.orderings);
   // A resource without orderings does not take the parameter (it is then ignored, as unknown).
   if (searchable && orderingNames.length > 0) {
@@ -181,11 +186,6 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
         (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
       ),
     );
-  }
-  if (searchable) {
-    for (const param of def.params) {
-      for (const { key, op } of keysOf(param)) add(key, valueReader(param, key), { param, op });
-    }
   }
 
   const queryString = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v));

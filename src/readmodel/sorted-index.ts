@@ -36,7 +36,10 @@ const MAX_RUN_ENDS = 4096;
  * order in a small array (an index of a million rows: 16k values a key), so
  * a binary search first narrows to one stride there, reading memory that
  * stays in the cache, and only then reads rows and columns (scattered over
- * the heap: two cache misses a probe) for the last few probes.
+ * the heap: two cache misses a probe) for the last few probes. Made only
+ * once an index has gone unchanged for a while (`SortedIndex.fenceAfter`
+ * searches): under a stream of changes, each would cost more to make (a
+ * read in 64) than the searches until the next change save.
  */
 const FENCE_STRIDE = 64;
 const FENCED_KEYS = 2;
@@ -53,6 +56,11 @@ export class SortedIndex {
   private readonly runEnds = new Map<number, number>();
   /** Per key (the first two): its values at positions 0, FENCE_STRIDE, 2 FENCE_STRIDE, … until the next change. */
   private readonly fences: (Float64Array | undefined)[] = [];
+  /** Binary searches since the last change. */
+  private searches = 0;
+
+  /** Binary searches an index answers unchanged before it makes its fences (tests lower it). */
+  static fenceAfter = 4096;
 
   constructor(
     readonly def: IndexDef,
@@ -128,7 +136,7 @@ export class SortedIndex {
   boundOn(key: number, value: number, from: number, to: number, past = false): number {
     let lo = from;
     let hi = to;
-    if (key < FENCED_KEYS && key < this.def.keys.length && hi - lo > 2 * FENCE_STRIDE) {
+    if (key < FENCED_KEYS && hi - lo > 2 * FENCE_STRIDE && ++this.searches > SortedIndex.fenceAfter && key < this.def.keys.length) {
       // The first fence position in [from, to) at or past the bound: the
       // bound is after the fence position before it and not after it.
       const fence = this.fence(key);
@@ -266,6 +274,7 @@ export class SortedIndex {
     this.positions = undefined;
     this.runEnds.clear();
     this.fences.length = 0;
+    this.searches = 0;
   }
 
   private fence(key: number): Float64Array {
