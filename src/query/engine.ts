@@ -299,9 +299,8 @@ export function search<R extends Identified>(
 /** Matches collected for sorting, at most. */
 const MAX_SORTED = 50_000;
 
-/** The first `max` rows of a span. */
+/** The first `max` rows of a span (in an array no longer than that, nor than the span). */
 function rowsOf({ index, blocks, size }: Span, max: number): Uint32Array {
-  // No larger than needed: a large typed array is memory mapped afresh (and page-faulted in) each time.
   const out = new Uint32Array(Math.min(max, size));
   let n = 0;
   for (let b = 0; b < blocks.length && n < max; b += 2) {

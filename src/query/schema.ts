@@ -160,7 +160,7 @@ export function listSchema<K extends Kind, R extends { id: string }>(def: Resour
   return queryStringSchema(def, false);
 }
 
-function queryStringSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>, searchable: boolean) {
+function queryStringSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>, filtered: boolean) {
   interface Field {
     readonly rank: number;
     readonly reader: ValueReader<string | number | boolean | OrderingDef>;
@@ -170,22 +170,22 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
   const add = (key: string, reader: Field['reader'], route?: Field['route']) => fields.set(key, { rank: fields.size, reader, route });
   add('page', paging.page);
   add('limit', paging.limit);
-  if (searchable) {
+  const orderingNames = Object.keys(def.orderings);
+  if (filtered) {
     for (const param of def.params) {
       for (const { key, op } of keysOf(param)) add(key, valueReader(param, key), { param, op });
     }
-  }
-  const orderingNames = Object.keys(def.orderings);
-  // A resource without orderings does not take the parameter (it is then ignored, as unknown).
-  if (searchable && orderingNames.length > 0) {
-    add(
-      'ordering',
-      single(
+    // A resource without orderings does not take the parameter (it is then ignored, as unknown).
+    if (orderingNames.length > 0) {
+      add(
         'ordering',
-        (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
-        (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
-      ),
-    );
+        single(
+          'ordering',
+          (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
+          (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
+        ),
+      );
+    }
   }
 
   const queryString = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v));

@@ -85,8 +85,10 @@ export class FragmentStore {
   runs(rows: readonly number[], stamp: number, json: (row: number) => string): Buffer[] {
     const generation = this.startedOver;
     for (let i = 0; i < rows.length; i++) this.ensure(rows[i]!, stamp, json);
-    // Made first, then read: making one may have started over, forgetting those made before.
-    if (generation !== this.startedOver) return rows.map((row) => this.view(row, 0, json, stamp));
+    // Made first, then read: making one may have started over, forgetting
+    // those made before it; they are made again (with nothing stale left,
+    // that cannot start over a second time).
+    if (generation !== this.startedOver) return this.runs(rows, stamp, json);
     const out: Buffer[] = [];
     let chunk = -1;
     let from = 0;
@@ -111,14 +113,10 @@ export class FragmentStore {
 
   /** One row's fragment, without its comma. */
   one(row: number, stamp: number, json: (row: number) => string): Buffer {
-    return this.view(row, 1, json, stamp);
-  }
-
-  private view(row: number, trim: number, json: (row: number) => string, stamp: number): Buffer {
     this.ensure(row, stamp, json);
     const at = row * I32_PER_ENTRY;
     const offset = this.ints[at + OFFSET]!;
-    return this.chunks[this.ints[at + CHUNK]!]!.subarray(offset, offset + this.ints[at + LENGTH]! - trim);
+    return this.chunks[this.ints[at + CHUNK]!]!.subarray(offset, offset + this.ints[at + LENGTH]! - 1);
   }
 
   /** How many times everything was forgotten to reclaim stale bytes. */

@@ -136,7 +136,8 @@ export class SortedIndex {
   boundOn(key: number, value: number, from: number, to: number, past = false): number {
     let lo = from;
     let hi = to;
-    if (key < FENCED_KEYS && hi - lo > 2 * FENCE_STRIDE && ++this.searches > SortedIndex.fenceAfter && key < this.def.keys.length) {
+    this.searches++;
+    if (key < FENCED_KEYS && hi - lo > 2 * FENCE_STRIDE && this.searches > SortedIndex.fenceAfter) {
       // The first fence position in [from, to) at or past the bound: the
       // bound is after the fence position before it and not after it.
       const fence = this.fence(key);
