@@ -5,7 +5,7 @@
 import { createHash, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { type EventType, streamOf, type DomainEvent } from '../src/events/catalog.js';
-import { startApp } from './helpers.js';
+import { HARBOR_KEY, startApp } from './helpers.js';
 
 t.test('a retitled opportunity and category show in the shifts that nest them', async (t) => {
   const app = await startApp({ fixtures: ['demo.ndjson'] });
@@ -163,4 +163,38 @@ t.test('every place that nests a record shows its current version', async (t) =>
   const nesting = (await all('shifts')).filter((s) => s.opportunity.id === published.id);
   t.ok(nesting.length > 0 && nesting.every((s) => s.opportunity.share_opportunity_url === null), 'every shift that nests it');
   t.equal((await app.get(`/api/opportunities/search/?status=2&id=${published.id}`)).body.count, 1, 'and searches see the status');
+});
+
+t.test("an event of one institution cannot change another institution's records", async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const shift = (await app.get('/api/shifts/?limit=1')).body.results[0];
+  const riverside = app.runtime.model.get('shift', shift.id)!.institution_id;
+  const harborShift = (await app.get('/api/shifts/?limit=1', HARBOR_KEY)).body.results[0];
+  const harbor = app.runtime.model.get('shift', harborShift.id)!.institution_id;
+  t.not(harbor, riverside);
+
+  // Straight into the log, as another writer could (the importer refuses such references).
+  const occurred_at = '2026-11-01T12:00:00Z';
+  const events: DomainEvent[] = [
+    { type: 'ShiftUpdated', data: { institution_id: harbor, occurred_at, shift_id: shift.id, title: 'Taken over' } },
+    { type: 'ShiftRemoved', data: { institution_id: harbor, occurred_at, shift_id: shift.id } },
+    {
+      type: 'ReservationCreated',
+      data: { institution_id: harbor, occurred_at, reservation_id: randomUUID(), shift_id: shift.id, user_id: randomUUID() },
+    },
+  ];
+  for (const event of events) {
+    const { position } = await app.runtime.store.append(streamOf(event), [{ id: randomUUID(), type: event.type, data: event.data }]);
+    await app.runtime.projector.waitFor(position);
+  }
+  t.same((await app.get(`/api/shifts/${shift.id}/`)).body, shift, 'the shift reads as before');
+  t.equal(app.runtime.model.get('shift', shift.id)!.institution_id, riverside);
+  t.equal((await app.get(`/api/shifts/${shift.id}/`, HARBOR_KEY)).status, 404, 'and is still not the other institution’s');
+
+  // The same holds for the control: an event of the shift's own institution does change it.
+  const own: DomainEvent = { type: 'ShiftUpdated', data: { institution_id: riverside, occurred_at, shift_id: shift.id, title: 'Renamed' } };
+  const { position } = await app.runtime.store.append(streamOf(own), [{ id: randomUUID(), type: own.type, data: own.data }]);
+  await app.runtime.projector.waitFor(position);
+  t.equal((await app.get(`/api/shifts/${shift.id}/`)).body.title, 'Renamed');
 });

@@ -26,7 +26,7 @@ export interface SavedTableOf {
 
 type Maps = { [K in Kind]: Map<string, Records[K]> };
 
-function institutionOf(kind: Kind, record: AnyRecord): string {
+export function institutionOf(kind: Kind, record: AnyRecord): string {
   return kind === 'institution' ? record.id : (record as Exclude<AnyRecord, Records['institution']>).institution_id;
 }
 

@@ -23,6 +23,29 @@ import { type Position, startOfLog } from '../eventstore/port.js';
 import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
+/** A snapshot's records and tables, encoded: what `writeEncodedSnapshot` writes. */
+export interface EncodedSnapshot {
+  /** Each kind's chunks in order. */
+  readonly chunks: { readonly kind: Kind; readonly buffer: Buffer }[];
+  readonly tables: { readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }[];
+  /** Records in the chunks. */
+  readonly records: number;
+}
+
+/** Encode every record of a model (by kind) and its tables, as `ReadModel.byKind()` and `savedTables()` give them. */
+export function encodeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>): EncodedSnapshot {
+  const encoded: EncodedSnapshot = { chunks: [], tables: [], records: 0 };
+  for (const { kind, institution, table } of tables) encoded.tables.push({ kind, institution, buffer: encodeTable(table) });
+  let count = 0;
+  for (const [kind, list] of records) {
+    for (const { buffer, records: n } of encodeChunks(list)) {
+      encoded.chunks.push({ kind, buffer });
+      count += n;
+    }
+  }
+  return { ...encoded, records: count };
+}
+
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
 export const READ_MODEL_VERSION = 4;
 
@@ -121,18 +144,30 @@ export class ReadModelStore {
    * meanwhile.
    */
   writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>, checkpoint: Position): void {
+    this.writeEncodedSnapshot([encodeSnapshot(records, tables)], checkpoint);
+  }
+
+  /**
+   * Replace snapshot and journal by these encoded parts (each the records
+   * and tables of some institutions, as `encodeSnapshot` made them: no
+   * table in two parts), at this checkpoint, in one synchronous
+   * transaction. A kind's chunks are loaded part by part, in this order.
+   */
+  writeEncodedSnapshot(parts: readonly EncodedSnapshot[], checkpoint: Position): void {
     this.root.transactionSync(() => {
       this.snapshot.clearSync();
       this.tables.clearSync();
       this.journal.clearSync();
-      for (const { kind, institution, table } of tables) this.tables.put([kind, institution], encodeTable(table));
+      const chunkNumbers = new Map<Kind, number>();
       let count = 0;
-      for (const [kind, list] of records) {
-        let chunk = 0;
-        for (const { buffer, records: n } of encodeChunks(list)) {
-          this.snapshot.put([kind, chunk++], buffer);
-          count += n;
+      for (const part of parts) {
+        for (const { kind, institution, buffer } of part.tables) this.tables.put([kind, institution], buffer);
+        for (const { kind, buffer } of part.chunks) {
+          const chunk = chunkNumbers.get(kind) ?? 0;
+          chunkNumbers.set(kind, chunk + 1);
+          this.snapshot.put([kind, chunk], buffer);
         }
+        count += part.records;
       }
       this.meta.put('snapshotRecords', count);
       this.putCheckpoint(checkpoint);

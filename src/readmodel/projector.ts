@@ -8,8 +8,7 @@
  */
 import type { Logger } from 'pino';
 import { projections as allProjections } from '../../projections/index.js';
-import type { Change, Handler, Projection } from '../../projections/projection.js';
-import { type EventType, isEventType } from '../events/catalog.js';
+import type { Change, Projection } from '../../projections/projection.js';
 import {
   comparePositions,
   type EventStore,
@@ -18,29 +17,13 @@ import {
   type Subscription,
   startOfLog,
 } from '../eventstore/port.js';
-import { parseEventTimestamp } from '../time.js';
+import { EventFolder } from './folder.js';
 import type { ReadModel } from './model.js';
 import type { ReadModelStore } from './persistence.js';
+import { replayLog } from './replay.js';
 
-type AnyHandler = Handler<EventType>;
-
-/** Events read from the log at a time when replaying. */
-const REPLAY_BATCH = 25_000;
 /** A journal of fewer changes than this is never compacted at start-up. */
 const JOURNAL_COMPACT_FROM = 10_000;
-
-function handlersByType(projections: readonly Projection[]): Map<string, AnyHandler[]> {
-  const byType = new Map<string, AnyHandler[]>();
-  for (const projection of projections) {
-    for (const [type, handler] of Object.entries(projection)) {
-      if (type === 'name' || typeof handler !== 'function') continue;
-      const list = byType.get(type) ?? [];
-      list.push(handler as AnyHandler);
-      byType.set(type, list);
-    }
-  }
-  return byType;
-}
 
 interface Waiter {
   position: Position;
@@ -71,7 +54,7 @@ export interface ProjectorLag {
 const HEAD_REFRESH_MS = 1000;
 
 export class Projector {
-  private readonly handlers: Map<string, AnyHandler[]>;
+  private readonly folder: EventFolder;
   private subscription: Subscription | undefined;
   private waiters: Waiter[] = [];
   private position: Position = startOfLog;
@@ -97,7 +80,7 @@ export class Projector {
     private readonly log?: Logger,
     projections: readonly Projection[] = allProjections,
   ) {
-    this.handlers = handlersByType(projections);
+    this.folder = new EventFolder(model, projections);
   }
 
   status(): ProjectorStatus {
@@ -215,25 +198,26 @@ export class Projector {
 
   /**
    * Replay from the checkpoint up to the current head of the log, then stop
-   * (`vm-api rebuild`). Nothing reads the model meanwhile, so its tables
-   * are made once, from the final records, and it is written once, at the
-   * end, as a snapshot with the checkpoint.
+   * (`vm-api rebuild`), and write the model as a snapshot with the
+   * checkpoint.
    */
   async catchUp(): Promise<void> {
     await this.writing;
-    const head = await this.store.head();
-    let moved = false;
-    this.model.deferTables();
-    while (comparePositions(this.position, head) < 0) {
-      const events = await this.store.readAll(this.position, REPLAY_BATCH);
-      if (events.length === 0) break;
-      const last = this.fold(events);
-      if (!last) continue;
-      this.advance(last);
-      moved = true;
+    if (await this.replay(await this.store.head())) {
+      this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
     }
-    this.model.buildTables();
-    if (moved) this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
+  }
+
+  /**
+   * Fold the log from the checkpoint up to `head` into the model (see
+   * `replayLog`), writing nothing. Whether the position moved.
+   */
+  async replay(head: Position): Promise<boolean> {
+    const { position, applied } = await replayLog(this.store, this.model, this.folder, this.position, head);
+    if (comparePositions(position, this.position) <= 0) return false;
+    this.eventsApplied += applied;
+    this.advance(position);
+    return true;
   }
 
   /** Resolves once the read model has applied the log up to `position`. */
@@ -250,28 +234,11 @@ export class Projector {
 
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
     const changed = new Map<string, Change>();
-    const last = this.fold(events, changed);
-    if (!last) return;
-    await this.persist(changed.values(), last);
-    this.advance(last);
-  }
-
-  /** Apply the events not applied yet to the model, noting the records changed; the batch's last position if it moves. */
-  private fold(events: readonly RecordedEvent[], changed?: Map<string, Change>): Position | undefined {
-    if (events.length === 0) return undefined;
-    let applied = 0;
-    for (const event of events) {
-      if (comparePositions(event.position, this.position) <= 0) continue; // delivered twice
-      applied++;
-      for (const change of this.project(event)) {
-        this.model.apply(change);
-        changed?.set(`${change.kind}:${change.id}`, change);
-      }
-    }
-    const last = events[events.length - 1]!.position;
-    if (comparePositions(last, this.position) <= 0) return undefined;
-    this.eventsApplied += applied;
-    return last;
+    const folded = this.folder.fold(events, this.position, changed);
+    if (!folded) return;
+    this.eventsApplied += folded.applied;
+    await this.persist(changed.values(), folded.last);
+    this.advance(folded.last);
   }
 
   /**
@@ -289,18 +256,6 @@ export class Projector {
       this.lastError = `read model not persisted past ${this.position.commit}: ${String(error)}`;
       this.log?.error({ err: error }, 'writing the read model failed; it will catch up from its last checkpoint at restart');
     });
-  }
-
-  /** Every projection sees the model as it stood before the event. */
-  private project(event: RecordedEvent): Change[] {
-    if (!isEventType(event.type)) return [];
-    const handlers = this.handlers.get(event.type);
-    if (!handlers) return [];
-    // The log holds only events validated against the catalog before they were appended.
-    const data = event.data as { occurred_at: string } & Parameters<AnyHandler>[1];
-    const at = parseEventTimestamp(data.occurred_at) ?? 0;
-    if (handlers.length === 1) return handlers[0]!(this.model, data, at);
-    return handlers.flatMap((handler) => handler(this.model, data, at));
   }
 
   private advance(position: Position): void {

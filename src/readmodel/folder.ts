@@ -1,0 +1,109 @@
+/**
+ * The fold: each event through the projections that handle its type, their
+ * changes applied to the model. Pure (no I/O): the projector feeds it from
+ * the log, a replay worker feeds it the events of its institutions.
+ *
+ * A projection sees the model through its event's institution: a record
+ * of another institution is not there for it (an event cannot change what
+ * another institution holds, whatever the log says). So every institution
+ * folds on its own, which lets a replay fold institutions in parallel.
+ */
+import { projections as allProjections } from '../../projections/index.js';
+import type { Change, Handler, Projection, ReadView } from '../../projections/projection.js';
+import type { Kind, Records } from '../../projections/records.js';
+import { type EventType, isEventType } from '../events/catalog.js';
+import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
+import { parseEventTimestamp } from '../time.js';
+import { institutionOf, type ReadModel } from './model.js';
+
+type AnyHandler = Handler<EventType>;
+type EventData = { institution_id: string; occurred_at: string } & Parameters<AnyHandler>[1];
+
+function handlersByType(projections: readonly Projection[]): Map<string, AnyHandler[]> {
+  const byType = new Map<string, AnyHandler[]>();
+  for (const projection of projections) {
+    for (const [type, handler] of Object.entries(projection)) {
+      if (type === 'name' || typeof handler !== 'function') continue;
+      const list = byType.get(type) ?? [];
+      list.push(handler as AnyHandler);
+      byType.set(type, list);
+    }
+  }
+  return byType;
+}
+
+/** The model as one institution's events see it (one object, re-pointed per event). */
+class InstitutionView implements ReadView {
+  institution = '';
+  constructor(private readonly model: ReadModel) {}
+
+  get<K extends Kind>(kind: K, id: string): Records[K] | undefined {
+    const record = this.model.get(kind, id);
+    return record !== undefined && institutionOf(kind, record) === this.institution ? record : undefined;
+  }
+}
+
+/** The institution an event of the catalog belongs to (every event names one). */
+export const institutionOfEvent = (event: RecordedEvent): string => (event.data as EventData).institution_id;
+
+export interface Folded {
+  /** The position of the batch's last event. */
+  last: Position;
+  /** Events applied (past the position folded from, and taken). */
+  applied: number;
+}
+
+export class EventFolder {
+  private readonly handlers: Map<string, AnyHandler[]>;
+  private readonly view: InstitutionView;
+
+  constructor(
+    private readonly model: ReadModel,
+    projections: readonly Projection[] = allProjections,
+  ) {
+    this.handlers = handlersByType(projections);
+    this.view = new InstitutionView(model);
+  }
+
+  /**
+   * Apply the events after position `after` (an event delivered twice is
+   * skipped), only those of institutions `takes` accepts if given, noting
+   * the records changed in `changed`. Undefined if the batch does not move
+   * past `after`.
+   */
+  fold(
+    events: readonly RecordedEvent[],
+    after: Position,
+    changed?: Map<string, Change>,
+    takes?: (institution: string) => boolean,
+  ): Folded | undefined {
+    if (events.length === 0) return undefined;
+    let applied = 0;
+    for (const event of events) {
+      if (comparePositions(event.position, after) <= 0) continue; // delivered twice
+      if (takes && !takes(institutionOfEvent(event))) continue;
+      applied++;
+      for (const change of this.project(event)) {
+        this.model.apply(change);
+        changed?.set(`${change.kind}:${change.id}`, change);
+      }
+    }
+    const last = events[events.length - 1]!.position;
+    if (comparePositions(last, after) <= 0) return undefined;
+    return { last, applied };
+  }
+
+  /** Every projection sees the model as it stood before the event. */
+  private project(event: RecordedEvent): Change[] {
+    if (!isEventType(event.type)) return [];
+    const handlers = this.handlers.get(event.type);
+    if (!handlers) return [];
+    // The log holds only events validated against the catalog before they were appended.
+    const data = event.data as EventData;
+    const at = parseEventTimestamp(data.occurred_at) ?? 0;
+    const view = this.view;
+    view.institution = data.institution_id;
+    if (handlers.length === 1) return handlers[0]!(view, data, at);
+    return handlers.flatMap((handler) => handler(view, data, at));
+  }
+}

@@ -1,0 +1,87 @@
+/** What `vm-api rebuild` and its replay workers send each other (positions as decimal strings). */
+import type { Config } from '../config.js';
+import type { Kind } from '../../projections/records.js';
+import type { Position } from '../eventstore/port.js';
+import type { EncodedSnapshot } from './persistence.js';
+
+interface WirePosition {
+  commit: string;
+  prepare: string;
+}
+
+export const toWire = (p: Position): WirePosition => ({ commit: p.commit.toString(), prepare: p.prepare.toString() });
+const fromWire = (p: WirePosition): Position => ({ commit: BigInt(p.commit), prepare: BigInt(p.prepare) });
+
+export interface ReplayTask {
+  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>;
+  /** Replay up to this position. */
+  head: WirePosition;
+  /** Institution → worker, as `assignInstitutions` made it. */
+  assignment: [string, number][];
+  workers: number;
+  /** This worker. */
+  index: number;
+}
+
+export const makeTask = (task: Omit<ReplayTask, 'head'>, head: Position): ReplayTask => ({ ...task, head: toWire(head) });
+export const taskHead = (task: ReplayTask): Position => fromWire(task.head);
+
+/** A place in one of a result's buffers. */
+interface Place {
+  buffer: number;
+  offset: number;
+  length: number;
+}
+
+/** An encoded snapshot as places in buffers. */
+interface PackedSnapshot {
+  chunks: ({ kind: Kind } & Place)[];
+  tables: ({ kind: Kind; institution: string } & Place)[];
+  records: number;
+}
+
+export interface ReplayResult {
+  position: WirePosition;
+  applied: number;
+  snapshot: PackedSnapshot;
+  /** The memory the chunks and tables are in (transferred, not copied). */
+  buffers: ArrayBuffer[];
+}
+
+export const resultPosition = (result: ReplayResult): Position => fromWire(result.position);
+
+/**
+ * An encoded snapshot as places in the ArrayBuffers its buffers are views
+ * of, to be transferred with it: the encoder's own memory (msgpackr packs
+ * into buffers of their own, never Node's shared pool), so nothing is copied.
+ */
+export function packSnapshot(encoded: EncodedSnapshot): { buffers: ArrayBuffer[]; snapshot: PackedSnapshot } {
+  const buffers: ArrayBuffer[] = [];
+  const numbers = new Map<ArrayBufferLike, number>();
+  const place = (view: Buffer): Place => {
+    let buffer = numbers.get(view.buffer);
+    if (buffer === undefined) {
+      buffer = buffers.push(view.buffer as ArrayBuffer) - 1;
+      numbers.set(view.buffer, buffer);
+    }
+    return { buffer, offset: view.byteOffset, length: view.length };
+  };
+  return {
+    buffers,
+    snapshot: {
+      chunks: encoded.chunks.map(({ kind, buffer }) => ({ kind, ...place(buffer) })),
+      tables: encoded.tables.map(({ kind, institution, buffer }) => ({ kind, institution, ...place(buffer) })),
+      records: encoded.records,
+    },
+  };
+}
+
+/** The encoded snapshot a result carries (views into its buffers). */
+export function unpackSnapshot({ snapshot, buffers }: ReplayResult): EncodedSnapshot {
+  const view = ({ buffer, offset, length }: Place) => Buffer.from(buffers[buffer]!, offset, length);
+  return {
+    chunks: snapshot.chunks.map((c) => ({ kind: c.kind, buffer: view(c) })),
+    tables: snapshot.tables.map((t) => ({ kind: t.kind, institution: t.institution, buffer: view(t) })),
+    records: snapshot.records,
+  };
+}

@@ -1,0 +1,39 @@
+/**
+ * A replay worker (a thread of `vm-api rebuild`): folds the whole log, but
+ * only the events of the institutions assigned to it, into a model of its
+ * own, and hands back that model's snapshot, encoded (its memory
+ * transferred, not copied). It writes nothing.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import { tableDefs } from '../resources/index.js';
+import { openEventStore } from '../runtime.js';
+import { EventFolder } from './folder.js';
+import { ReadModel } from './model.js';
+import { workerOf } from './partition.js';
+import { encodeSnapshot } from './persistence.js';
+import { replayLog } from './replay.js';
+import { packSnapshot, type ReplayResult, type ReplayTask, taskHead, toWire } from './replay-messages.js';
+import { startOfLog } from '../eventstore/port.js';
+
+const task = workerData as ReplayTask;
+const store = openEventStore(task.config);
+try {
+  const model = new ReadModel(tableDefs);
+  const assignment = new Map(task.assignment);
+  // Events come in runs of one institution: decide once per run.
+  let last: string | undefined;
+  let taken = false;
+  const takes = (institution: string) => {
+    if (institution !== last) {
+      last = institution;
+      taken = workerOf(institution, assignment, task.workers) === task.index;
+    }
+    return taken;
+  };
+  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, taskHead(task), takes);
+  const { buffers, snapshot } = packSnapshot(encodeSnapshot(model.byKind(), model.savedTables()));
+  const result: ReplayResult = { position: toWire(position), applied, snapshot, buffers };
+  parentPort!.postMessage(result, buffers);
+} finally {
+  await store.close();
+}

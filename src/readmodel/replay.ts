@@ -1,0 +1,47 @@
+/**
+ * A replay: the log folded from a position up to a head, read a batch at a
+ * time, into a model whose tables are built once at the end (nothing reads
+ * it meanwhile). No writes: the caller persists the result.
+ */
+import { comparePositions, type EventStore, type Position } from '../eventstore/port.js';
+import type { EventFolder } from './folder.js';
+import type { ReadModel } from './model.js';
+
+/**
+ * Events read from the log at a time when replaying: few enough that a
+ * batch's decoded events die young (25,000 outlived minor collections and
+ * were copied into the old generation: 30 s for a replay of 1.5M events
+ * against 23 s with 1,000, on two threads).
+ */
+const REPLAY_BATCH = 1_000;
+
+export interface Replayed {
+  /** The position of the last event read (`from` if none). */
+  position: Position;
+  /** Events applied. */
+  applied: number;
+}
+
+/** Fold the events after `from` up to `head` (of the institutions `takes` accepts, if given), then build the tables. */
+export async function replayLog(
+  store: EventStore,
+  model: ReadModel,
+  folder: EventFolder,
+  from: Position,
+  head: Position,
+  takes?: (institution: string) => boolean,
+): Promise<Replayed> {
+  let position = from;
+  let applied = 0;
+  model.deferTables();
+  while (comparePositions(position, head) < 0) {
+    const events = await store.readAll(position, REPLAY_BATCH);
+    if (events.length === 0) break;
+    const folded = folder.fold(events, position, undefined, takes);
+    if (!folded) continue;
+    applied += folded.applied;
+    position = folded.last;
+  }
+  model.buildTables();
+  return { position, applied };
+}
