@@ -161,6 +161,18 @@ export class ReadModel implements JsonView {
     }
   }
 
+  /** Make each table of this kind room for the rows these records will take (one allocation, not a doubling per size). */
+  private reserveTables(kind: Kind, records: readonly AnyRecord[]): void {
+    if (!this.defs[kind]) return;
+    const rows = new Map<string, number>();
+    for (const record of records) {
+      if (!this.listed(kind, record)) continue;
+      const owner = institutionOf(kind, record);
+      rows.set(owner, (rows.get(owner) ?? 0) + 1);
+    }
+    for (const [institution, count] of rows) this.tableOf(kind, institution)!.reserve(count);
+  }
+
   /** Whether a record appears in its kind's lists and searches. */
   private listed(kind: Kind, record: AnyRecord): boolean {
     return (this.defs[kind] as TableDef<AnyRecord> | undefined)?.include?.(record) ?? true;
@@ -181,7 +193,11 @@ export class ReadModel implements JsonView {
     this.tablesDeferred = false;
     this.tables.clear();
     this.dirty.clear();
-    for (const kind of kinds) this.fillTables(kind, Array.from(this.maps[kind].values() as Iterable<AnyRecord>));
+    for (const kind of kinds) {
+      const records = Array.from(this.maps[kind].values() as Iterable<AnyRecord>);
+      this.reserveTables(kind, records);
+      this.fillTables(kind, records);
+    }
     this.flush();
   }
 

@@ -28,7 +28,7 @@ import { makeTask, type ReplayResult, type ReplayTask, resultPosition, unpackSna
 const YOUNG_GENERATION_MB = 64;
 
 /** Events sampled to weigh the institutions. */
-const SAMPLES = 4096;
+const SAMPLES = 1024;
 
 /** Institutions by how many of `samples` events spread evenly over the embedded log are theirs (none for other stores). */
 export async function sampleInstitutions(store: EventStore, head: Position, samples = SAMPLES): Promise<Map<string, number>> {
