@@ -41,6 +41,8 @@ const { values } = parseArgs({
      */
     seconds: { type: 'string', default: '4' },
     rounds: { type: 'string', default: '9' },
+    /** Seed of the live events: another one for each `--reuse` run of a directory (the same events are already in its log). */
+    'live-seed': { type: 'string', default: '99' },
     /** How long the mix runs while the live events are appended. */
     'live-seconds': { type: 'string', default: '10' },
     connections: { type: 'string', default: '16' },
@@ -316,7 +318,7 @@ report(
 // 5. The mix again while another process appends events to the log.
 if (LIVE > 0) {
   // Appended as a writer service would: validated events straight to their streams.
-  const live = liveEvents(data, LIVE).map(({ id, type, data: fields }) => {
+  const live = liveEvents(data, LIVE, Number(values['live-seed'])).map(({ id, type, data: fields }) => {
     if (!isEventType(type)) throw new Error(`not an event type: ${type}`);
     const event = { type, data: eventSchemas[type].parse(fields) } as DomainEvent;
     return { stream: streamOf(event), events: [{ id, type, data: event.data }] };

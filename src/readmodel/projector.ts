@@ -212,7 +212,7 @@ export class Projector {
    * Fold the log from the checkpoint up to `head` into the model (see
    * `replayLog`), writing nothing. Whether the position moved.
    */
-  async replay(head: Position): Promise<boolean> {
+  private async replay(head: Position): Promise<boolean> {
     const { position, applied } = await replayLog(this.store, this.model, this.folder, this.position, head);
     if (comparePositions(position, this.position) <= 0) return false;
     this.eventsApplied += applied;
