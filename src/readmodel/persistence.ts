@@ -23,27 +23,30 @@ import { type Position, startOfLog } from '../eventstore/port.js';
 import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
-/** A snapshot's records and tables, encoded: what `writeEncodedSnapshot` writes. */
+/** A snapshot's tables and records, encoded (as they are asked for): what `writeEncodedSnapshot` writes. */
 export interface EncodedSnapshot {
-  /** Each kind's chunks in order. */
-  readonly chunks: { readonly kind: Kind; readonly buffer: Buffer }[];
-  readonly tables: { readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }[];
-  /** Records in the chunks. */
-  readonly records: number;
+  readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }>;
+  /** Each kind's chunks in order, with the number of records each holds. */
+  readonly chunks: Iterable<{ readonly kind: Kind; readonly buffer: Buffer; readonly records: number }>;
 }
 
-/** Encode every record of a model (by kind) and its tables, as `ReadModel.byKind()` and `savedTables()` give them. */
+/**
+ * Encode every record of a model (by kind) and its tables, as
+ * `ReadModel.byKind()` and `savedTables()` give them: lazily, a chunk at a
+ * time as they are written (read once).
+ */
 export function encodeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>): EncodedSnapshot {
-  const encoded: EncodedSnapshot = { chunks: [], tables: [], records: 0 };
-  for (const { kind, institution, table } of tables) encoded.tables.push({ kind, institution, buffer: encodeTable(table) });
-  let count = 0;
+  return { tables: encodeTables(tables), chunks: encodeRecords(records) };
+}
+
+function* encodeTables(tables: Iterable<SavedTableOf>): Iterable<{ kind: Kind; institution: string; buffer: Buffer }> {
+  for (const { kind, institution, table } of tables) yield { kind, institution, buffer: encodeTable(table) };
+}
+
+function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>): Iterable<{ kind: Kind; buffer: Buffer; records: number }> {
   for (const [kind, list] of records) {
-    for (const { buffer, records: n } of encodeChunks(list)) {
-      encoded.chunks.push({ kind, buffer });
-      count += n;
-    }
+    for (const { buffer, records: n } of encodeChunks(list)) yield { kind, buffer, records: n };
   }
-  return { ...encoded, records: count };
 }
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
@@ -162,12 +165,12 @@ export class ReadModelStore {
       let count = 0;
       for (const part of parts) {
         for (const { kind, institution, buffer } of part.tables) this.tables.put([kind, institution], buffer);
-        for (const { kind, buffer } of part.chunks) {
+        for (const { kind, buffer, records } of part.chunks) {
           const chunk = chunkNumbers.get(kind) ?? 0;
           chunkNumbers.set(kind, chunk + 1);
           this.snapshot.put([kind, chunk], buffer);
+          count += records;
         }
-        count += part.records;
       }
       this.meta.put('snapshotRecords', count);
       this.putCheckpoint(checkpoint);

@@ -35,9 +35,8 @@ interface Place {
 
 /** An encoded snapshot as places in buffers. */
 interface PackedSnapshot {
-  chunks: ({ kind: Kind } & Place)[];
   tables: ({ kind: Kind; institution: string } & Place)[];
-  records: number;
+  chunks: ({ kind: Kind; records: number } & Place)[];
 }
 
 export interface ReplayResult {
@@ -69,9 +68,8 @@ export function packSnapshot(encoded: EncodedSnapshot): { buffers: ArrayBuffer[]
   return {
     buffers,
     snapshot: {
-      chunks: encoded.chunks.map(({ kind, buffer }) => ({ kind, ...place(buffer) })),
-      tables: encoded.tables.map(({ kind, institution, buffer }) => ({ kind, institution, ...place(buffer) })),
-      records: encoded.records,
+      tables: Array.from(encoded.tables, ({ kind, institution, buffer }) => ({ kind, institution, ...place(buffer) })),
+      chunks: Array.from(encoded.chunks, ({ kind, buffer, records }) => ({ kind, records, ...place(buffer) })),
     },
   };
 }
@@ -80,8 +78,7 @@ export function packSnapshot(encoded: EncodedSnapshot): { buffers: ArrayBuffer[]
 export function unpackSnapshot({ snapshot, buffers }: ReplayResult): EncodedSnapshot {
   const view = ({ buffer, offset, length }: Place) => Buffer.from(buffers[buffer]!, offset, length);
   return {
-    chunks: snapshot.chunks.map((c) => ({ kind: c.kind, buffer: view(c) })),
     tables: snapshot.tables.map((t) => ({ kind: t.kind, institution: t.institution, buffer: view(t) })),
-    records: snapshot.records,
+    chunks: snapshot.chunks.map((c) => ({ kind: c.kind, buffer: view(c), records: c.records })),
   };
 }
