@@ -173,3 +173,19 @@ t.test('configuration errors name the variable', async (t) => {
   t.equal(code, 1);
   t.match(stderr, /PORT/);
 });
+
+t.test('rebuild --threads takes a whole number from 1 to 64', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  for (const bad of ['0', '65', '1.5', 'two', '-1', '']) {
+    const result = await vmApi(tmp.dir, 'rebuild', `--threads=${bad}`);
+    t.equal(result.code, 2, `--threads=${bad}: usage error`);
+    t.match(result.stderr, /--threads must be a whole number from 1 to 64/);
+  }
+  const unknown = await vmApi(tmp.dir, 'rebuild', '--fast');
+  t.equal(unknown.code, 2, 'an unknown option is a usage error');
+  t.match(unknown.stderr, /Unknown option '--fast'[\s\S]*usage: vm-api/);
+  const empty = await vmApi(tmp.dir, 'rebuild', '--threads', '2');
+  t.equal(empty.code, 0, 'an empty log rebuilds on two threads too');
+  t.match(empty.stdout, /rebuilt the read model from 0 events in [\d.]+ s on 2 threads/);
+});

@@ -42,6 +42,12 @@ const fixture = (name: string) => join(projectRoot(), 'fixtures', name);
 
 class UsageError extends Error {}
 
+/** node:util's parseArgs refusing the arguments (an unknown option, a missing value) is a usage error too. */
+function asUsageError(error: unknown): unknown {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.startsWith('ERR_PARSE_ARGS_') ? new UsageError((error as Error).message) : error;
+}
+
 /** An event built here, validated like an imported line. */
 function checkedEvent(type: EventType, data: unknown): DomainEvent {
   const parsed = eventSchemas[type].safeParse(data);
@@ -196,7 +202,8 @@ export async function main(argv: string[]): Promise<number> {
       default:
         throw new UsageError(command ? `unknown command ${command}` : 'no command');
     }
-  } catch (error) {
+  } catch (thrown) {
+    const error = asUsageError(thrown);
     if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
     else if (error instanceof ImportError || error instanceof ConfigError) console.error(error.message);
     else console.error(error);

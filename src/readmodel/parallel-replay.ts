@@ -17,7 +17,7 @@ import { comparePositions, type EventStore, type Position, startOfLog } from '..
 import { institutionOfEvent } from './folder.js';
 import { assignInstitutions } from './partition.js';
 import type { ReadModelStore } from './persistence.js';
-import { makeTask, type ReplayResult, type ReplayTask, resultPosition, unpackSnapshot } from './replay-messages.js';
+import { type ReplayResult, type ReplayTask, unpackSnapshot } from './replay-messages.js';
 
 /**
  * A replay worker's young generation, in MB. A replay makes a record or
@@ -81,14 +81,14 @@ export async function replayInParallel(
   let results: ReplayResult[];
   try {
     results = await Promise.all(
-      Array.from({ length: workers }, (_, index) => runWorker(makeTask({ config, assignment, workers, index }, head), started)),
+      Array.from({ length: workers }, (_, index) => runWorker({ config, head, assignment, workers, index }, started)),
     );
   } catch (error) {
     await Promise.all(started.map((worker) => worker.terminate()));
     throw error;
   }
-  const position = resultPosition(results[0]!);
-  if (results.some((result) => comparePositions(resultPosition(result), position) !== 0)) {
+  const { position } = results[0]!;
+  if (results.some((result) => comparePositions(result.position, position) !== 0)) {
     throw new Error('replay workers stopped at different positions of the log');
   }
   const applied = results.reduce((sum, result) => sum + result.applied, 0);

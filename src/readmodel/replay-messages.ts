@@ -1,30 +1,19 @@
-/** What `vm-api rebuild` and its replay workers send each other (positions as decimal strings). */
+/** What `vm-api rebuild` and its replay workers send each other (structured clones: positions stay bigints). */
 import type { Config } from '../config.js';
 import type { Kind } from '../../projections/records.js';
 import type { Position } from '../eventstore/port.js';
 import type { EncodedSnapshot } from './persistence.js';
 
-interface WirePosition {
-  commit: string;
-  prepare: string;
-}
-
-export const toWire = (p: Position): WirePosition => ({ commit: p.commit.toString(), prepare: p.prepare.toString() });
-const fromWire = (p: WirePosition): Position => ({ commit: BigInt(p.commit), prepare: BigInt(p.prepare) });
-
 export interface ReplayTask {
   config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>;
   /** Replay up to this position. */
-  head: WirePosition;
+  head: Position;
   /** Institution → worker, as `assignInstitutions` made it. */
   assignment: [string, number][];
   workers: number;
   /** This worker. */
   index: number;
 }
-
-export const makeTask = (task: Omit<ReplayTask, 'head'>, head: Position): ReplayTask => ({ ...task, head: toWire(head) });
-export const taskHead = (task: ReplayTask): Position => fromWire(task.head);
 
 /** A place in one of a result's buffers. */
 interface Place {
@@ -40,14 +29,12 @@ interface PackedSnapshot {
 }
 
 export interface ReplayResult {
-  position: WirePosition;
+  position: Position;
   applied: number;
   snapshot: PackedSnapshot;
   /** The memory the chunks and tables are in (transferred, not copied). */
   buffers: ArrayBuffer[];
 }
-
-export const resultPosition = (result: ReplayResult): Position => fromWire(result.position);
 
 /**
  * An encoded snapshot as places in the ArrayBuffers its buffers are views

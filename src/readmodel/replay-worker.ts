@@ -12,7 +12,7 @@ import { ReadModel } from './model.js';
 import { workerOf } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
-import { packSnapshot, type ReplayResult, type ReplayTask, taskHead, toWire } from './replay-messages.js';
+import { packSnapshot, type ReplayResult, type ReplayTask } from './replay-messages.js';
 import { startOfLog } from '../eventstore/port.js';
 
 const task = workerData as ReplayTask;
@@ -30,9 +30,9 @@ try {
     }
     return taken;
   };
-  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, taskHead(task), takes);
+  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, takes);
   const { buffers, snapshot } = packSnapshot(encodeSnapshot(model.byKind(), model.savedTables()));
-  const result: ReplayResult = { position: toWire(position), applied, snapshot, buffers };
+  const result: ReplayResult = { position, applied, snapshot, buffers };
   parentPort!.postMessage(result, buffers);
 } finally {
   await store.close();
