@@ -97,3 +97,27 @@ t.test('a server catches up from its checkpoint after events appended while it w
   t.equal(after.spots_available, Math.max(after.spots - after.spots_reserved, 0));
   await second.close();
 });
+
+t.test('an event in the log that names no institution changes nothing, on one thread or several', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const live = await startApp({ dir: tmp.dir, keep: true, fixtures: ['demo.ndjson'] });
+  const expected = await texts(live);
+  const shift = (await live.get('/api/shifts/?limit=1')).body.results[0];
+  // Not through the importer (which would refuse it), as a foreign writer of the log could.
+  const { position } = await live.runtime.store.append(`shift-${shift.id}`, [
+    { id: '3f2a1b0c-9d8e-4f7a-8b6c-5d4e3f2a1b0c', type: 'ShiftUpdated', data: { occurred_at: '2026-11-01T10:00:00Z', shift_id: shift.id, title: 'Nobody’s' } },
+  ]);
+  await live.runtime.projector.waitFor(position);
+  t.same(await texts(live), expected, 'live');
+  await live.close();
+  for (const threads of ['1', '2']) {
+    const rebuild = await run(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'rebuild', '--threads', threads], {
+      env: { ...process.env, DATA_DIR: tmp.dir },
+    });
+    t.match(rebuild.stdout, /^rebuilt the read model from \d+ events/);
+    const rebuilt = await startApp({ dir: tmp.dir, keep: true });
+    t.same(await texts(rebuilt), expected, `rebuilt on ${threads} thread(s)`);
+    await rebuilt.close();
+  }
+});

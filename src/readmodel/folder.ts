@@ -43,8 +43,15 @@ class InstitutionView implements ReadView {
   }
 }
 
-/** The institution an event of the catalog belongs to (every event names one). */
-export const institutionOfEvent = (event: RecordedEvent): string => (event.data as EventData).institution_id;
+/**
+ * The institution an event belongs to: every event of the catalog names
+ * one ('' for one that does not, as a foreign writer of the log could
+ * append: it then sees no records, on one thread or several alike).
+ */
+export function institutionOfEvent(event: RecordedEvent): string {
+  const id = (event.data as Partial<EventData> | null)?.institution_id;
+  return typeof id === 'string' ? id : '';
+}
 
 export interface Folded {
   /** The position of the batch's last event. */
@@ -102,7 +109,7 @@ export class EventFolder {
     const data = event.data as EventData;
     const at = parseEventTimestamp(data.occurred_at) ?? 0;
     const view = this.view;
-    view.institution = data.institution_id;
+    view.institution = institutionOfEvent(event);
     if (handlers.length === 1) return handlers[0]!(view, data, at);
     return handlers.flatMap((handler) => handler(view, data, at));
   }

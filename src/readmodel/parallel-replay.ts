@@ -22,8 +22,9 @@ import { type ReplayResult, type ReplayTask, unpackSnapshot } from './replay-mes
 /**
  * A replay worker's young generation, in MB. A replay makes a record or
  * more per event, each of which survives a minor collection or two: with
- * V8's default (16 MB) the two workers spent 9 s in minor collections of a
- * 1.5M-event replay, with 64 MB 5 s (19 s against 23 s in all).
+ * V8's default the two workers of a 1.5M-event replay spent 9 s in minor
+ * collections, with 64 MB 5 s (19 s against 23 s in all; 48 MB was as
+ * slow as the default, 96 MB no faster than 64).
  */
 const YOUNG_GENERATION_MB = 64;
 
