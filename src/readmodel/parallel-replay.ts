@@ -55,13 +55,10 @@ function runWorker(task: ReplayTask, started: Worker[]): Promise<ReplayResult> {
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     started.push(worker);
-    let result: ReplayResult | undefined;
-    worker.once('message', (message: ReplayResult) => (result = message));
+    // Its result is whole once sent: the worker's heap is let go of while this thread writes.
+    worker.once('message', resolve);
     worker.once('error', reject);
-    worker.once('exit', (code) => {
-      if (result) resolve(result);
-      else reject(new Error(`replay worker ${task.index} exited with code ${code} before it was done`));
-    });
+    worker.once('exit', (code) => reject(new Error(`replay worker ${task.index} exited with code ${code} before it was done`)));
   });
 }
 
