@@ -22,7 +22,7 @@ export interface Replayed {
   applied: number;
 }
 
-/** Fold the events after `from` up to `head` (of the institutions `takes` accepts, if given), then build the tables. */
+/** Fold the events after `from` up to `head` and no further (of the institutions `takes` accepts, if given), then build the tables. */
 export async function replayLog(
   store: EventStore,
   model: ReadModel,
@@ -35,7 +35,11 @@ export async function replayLog(
   let applied = 0;
   model.deferTables();
   while (comparePositions(position, head) < 0) {
-    const events = await store.readAll(position, REPLAY_BATCH);
+    let events = await store.readAll(position, REPLAY_BATCH);
+    // Not past the head, though the log may have grown since: replay workers all stop at the same event.
+    if (events.length > 0 && comparePositions(events[events.length - 1]!.position, head) > 0) {
+      events = events.slice(0, events.findIndex((event) => comparePositions(event.position, head) > 0));
+    }
     if (events.length === 0) break;
     const folded = folder.fold(events, position, undefined, takes);
     if (!folded) continue;
