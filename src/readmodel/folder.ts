@@ -4,9 +4,12 @@
  * the log, a replay worker feeds it the events of its institutions.
  *
  * A projection sees the model through its event's institution: a record
- * of another institution is not there for it (an event cannot change what
- * another institution holds, whatever the log says). So every institution
- * folds on its own, which lets a replay fold institutions in parallel.
+ * of another institution is not there for it, so an event cannot update
+ * or remove what another institution holds, whatever the log says. So
+ * every institution folds on its own, which lets a replay fold
+ * institutions in parallel. (Ids are global: a log that creates one id in
+ * two institutions, which the importer refuses, folds differently on one
+ * thread and on several.)
  */
 import { projections as allProjections } from '../../projections/index.js';
 import type { Change, Handler, Projection, ReadView } from '../../projections/projection.js';
