@@ -5,7 +5,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { assignInstitutions, workerOf } from '../src/readmodel/partition.js';
+import { assignInstitutions, ownedBy, workerOf } from '../src/readmodel/partition.js';
 
 const weightsArb = fc.uniqueArray(fc.tuple(fc.uuid(), fc.integer({ min: 1, max: 5000 })), {
   selector: ([id]) => id,
@@ -58,4 +58,18 @@ t.test('an institution the sample missed goes to a worker by its id, the same ev
   );
   const spread = new Set(Array.from({ length: 60 }, (_, i) => workerOf(`institution-${i}`, assignment, 3)));
   t.equal(spread.size, 3, 'ids spread over every worker');
+});
+
+t.test('over a stream of events in runs, exactly one worker owns each event, the one workerOf names', async (t) => {
+  const ids = ['a', 'b', 'c', 'd', 'e'];
+  fc.assert(
+    fc.property(fc.array(fc.constantFrom(...ids), { maxLength: 200 }), fc.integer({ min: 1, max: 4 }), (stream, workers) => {
+      const assignment = assignInstitutions(new Map([['a', 3], ['b', 1]]), workers);
+      const owners = Array.from({ length: workers }, (_, index) => ownedBy(index, assignment, workers));
+      return stream.every((id) => {
+        const owning = owners.map((owns) => owns(id));
+        return owning.filter(Boolean).length === 1 && owning[workerOf(id, assignment, workers)] === true;
+      });
+    }),
+  );
 });

@@ -8,11 +8,28 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
+import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { areas } from './snapshots/cases.js';
 import { resolver } from './snapshots/resolve.js';
 import { DEMO_KEY, HARBOR_KEY, ROOT, startApp, tempDir, type TestApp } from './helpers.js';
 
 const run = promisify(execFile);
+
+/** `vm-api rebuild <args>` over `dir`, as built; what it printed. */
+async function rebuild(dir: string, ...args: string[]): Promise<string> {
+  const { stdout } = await run(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'rebuild', ...args], {
+    env: { ...process.env, DATA_DIR: dir },
+  });
+  return stdout;
+}
+
+/** How many events the log in `dir` holds (its positions are 1, 2, …). */
+async function eventsInLog(dir: string): Promise<number> {
+  const store = EmbeddedEventStore.open(join(dir, 'log'));
+  const head = await store.head();
+  await store.close();
+  return Number(head.commit);
+}
 const cases = Object.values(areas).flat();
 const keys = { riverside: DEMO_KEY, harbor: HARBOR_KEY, none: null } as const;
 
@@ -40,7 +57,7 @@ t.test('restart and rebuild answer byte for byte as before', async (t) => {
   t.same(await texts(restarted), expected, 'after a restart');
   await restarted.close();
 
-  const events = await restartedEvents(tmp.dir);
+  const events = await eventsInLog(tmp.dir);
   // The demo log has two institutions: three threads leave one with none.
   for (const [args, says] of [
     [[], ''],
@@ -48,24 +65,13 @@ t.test('restart and rebuild answer byte for byte as before', async (t) => {
     [['--threads', '3'], ' on 3 threads'],
     [['--threads', '1'], ''],
   ] as const) {
-    const rebuild = await run(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'rebuild', ...args], {
-      env: { ...process.env, DATA_DIR: tmp.dir },
-    });
-    t.match(rebuild.stdout, new RegExp(`^rebuilt the read model from ${events} events in [\\d.]+ s${says}\n$`), `rebuild ${args.join(' ')}`);
+    t.match(await rebuild(tmp.dir, ...args), new RegExp(`^rebuilt the read model from ${events} events in [\\d.]+ s${says}\n$`), `rebuild ${args.join(' ')}`);
     const rebuilt = await startApp({ dir: tmp.dir, keep: true });
     t.equal(rebuilt.runtime.projector.status().eventsApplied, 0, 'the rebuilt model is loaded, not replayed');
     t.same(await texts(rebuilt), expected, `after a rebuild ${args.join(' ')}`);
     await rebuilt.close();
   }
 });
-
-/** How many events the log in `dir` holds. */
-async function restartedEvents(dir: string): Promise<number> {
-  const store = (await import('../src/eventstore/embedded.js')).EmbeddedEventStore.open(join(dir, 'log'));
-  const head = await store.head();
-  await store.close();
-  return Number(head.commit);
-}
 
 t.test('a server catches up from its checkpoint after events appended while it was down', async (t) => {
   const tmp = tempDir();
@@ -76,7 +82,7 @@ t.test('a server catches up from its checkpoint after events appended while it w
   await first.close();
 
   // Cancel a reservation while the server is down: its shift frees a spot.
-  const store = (await import('../src/eventstore/embedded.js')).EmbeddedEventStore.open(join(tmp.dir, 'log'));
+  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
   const events = await store.readAll({ commit: -1n, prepare: -1n }, 100_000);
   const reservation = events.find((e) => e.type === 'ReservationCreated' && !events.some((c) => c.type === 'ReservationCancelled' && (c.data as { reservation_id: string }).reservation_id === (e.data as { reservation_id: string }).reservation_id))!;
   const data = reservation.data as { institution_id: string; reservation_id: string; shift_id: string };
@@ -112,10 +118,7 @@ t.test('an event in the log that names no institution changes nothing, on one th
   t.same(await texts(live), expected, 'live');
   await live.close();
   for (const threads of ['1', '2']) {
-    const rebuild = await run(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'rebuild', '--threads', threads], {
-      env: { ...process.env, DATA_DIR: tmp.dir },
-    });
-    t.match(rebuild.stdout, /^rebuilt the read model from \d+ events/);
+    t.match(await rebuild(tmp.dir, '--threads', threads), /^rebuilt the read model from \d+ events/);
     const rebuilt = await startApp({ dir: tmp.dir, keep: true });
     t.same(await texts(rebuilt), expected, `rebuilt on ${threads} thread(s)`);
     await rebuilt.close();

@@ -91,9 +91,10 @@ export class EventFolder {
     let applied = 0;
     for (const event of events) {
       if (comparePositions(event.position, after) <= 0) continue; // delivered twice
-      if (takes && !takes(institutionOfEvent(event))) continue;
+      const institution = institutionOfEvent(event);
+      if (takes && !takes(institution)) continue;
       applied++;
-      for (const change of this.project(event)) {
+      for (const change of this.project(event, institution)) {
         this.model.apply(change);
         changed?.set(`${change.kind}:${change.id}`, change);
       }
@@ -103,8 +104,8 @@ export class EventFolder {
     return { last, applied };
   }
 
-  /** Every projection sees the model as it stood before the event. */
-  private project(event: RecordedEvent): Change[] {
+  /** Every projection sees the model, as it stood before the event, through the event's institution. */
+  private project(event: RecordedEvent, institution: string): Change[] {
     if (!isEventType(event.type)) return [];
     const handlers = this.handlers.get(event.type);
     if (!handlers) return [];
@@ -112,7 +113,7 @@ export class EventFolder {
     const data = event.data as EventData;
     const at = parseEventTimestamp(data.occurred_at) ?? 0;
     const view = this.view;
-    view.institution = institutionOfEvent(event);
+    view.institution = institution;
     if (handlers.length === 1) return handlers[0]!(view, data, at);
     return handlers.flatMap((handler) => handler(view, data, at));
   }

@@ -32,7 +32,7 @@ const YOUNG_GENERATION_MB = 64;
 const SAMPLES = 1024;
 
 /** Institutions by how many of `samples` events spread evenly over the embedded log are theirs (none for other stores). */
-export async function sampleInstitutions(store: EventStore, head: Position, samples = SAMPLES): Promise<Map<string, number>> {
+async function sampleInstitutions(store: EventStore, head: Position, samples = SAMPLES): Promise<Map<string, number>> {
   const weights = new Map<string, number>();
   if (store.kind !== 'embedded' || head.commit <= 0n) return weights;
   // The embedded log's positions are 1, 2, … head: reading after p - 1 reads event p.

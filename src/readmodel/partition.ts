@@ -29,3 +29,20 @@ export function workerOf(institution: string, assignment: Assignment, workers: n
   for (let i = 0; i < institution.length; i++) hash = (Math.imul(hash, 31) + institution.charCodeAt(i)) | 0;
   return (hash >>> 0) % workers;
 }
+
+/**
+ * Whether an institution is folded by worker `index`: events come in runs
+ * of one institution, so the answer is reused while the institution stays
+ * the same.
+ */
+export function ownedBy(index: number, assignment: Assignment, workers: number): (institution: string) => boolean {
+  let last: string | undefined;
+  let owned = false;
+  return (institution) => {
+    if (institution !== last) {
+      last = institution;
+      owned = workerOf(institution, assignment, workers) === index;
+    }
+    return owned;
+  };
+}

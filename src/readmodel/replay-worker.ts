@@ -5,31 +5,21 @@
  * transferred, not copied). It writes nothing.
  */
 import { parentPort, workerData } from 'node:worker_threads';
+import { startOfLog } from '../eventstore/port.js';
 import { tableDefs } from '../resources/index.js';
 import { openEventStore } from '../runtime.js';
 import { EventFolder } from './folder.js';
 import { ReadModel } from './model.js';
-import { workerOf } from './partition.js';
+import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
 import { packSnapshot, type ReplayResult, type ReplayTask } from './replay-messages.js';
-import { startOfLog } from '../eventstore/port.js';
 
 const task = workerData as ReplayTask;
 const store = openEventStore(task.config);
 try {
   const model = new ReadModel(tableDefs);
-  const assignment = new Map(task.assignment);
-  // Events come in runs of one institution: decide once per run.
-  let last: string | undefined;
-  let taken = false;
-  const takes = (institution: string) => {
-    if (institution !== last) {
-      last = institution;
-      taken = workerOf(institution, assignment, task.workers) === task.index;
-    }
-    return taken;
-  };
+  const takes = ownedBy(task.index, new Map(task.assignment), task.workers);
   const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, takes);
   const { buffers, snapshot } = packSnapshot(encodeSnapshot(model.byKind(), model.savedTables()));
   const result: ReplayResult = { position, applied, snapshot, buffers };
