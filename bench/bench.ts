@@ -13,12 +13,13 @@
  * shifts. Prints every figure and whether it meets its target.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 import { type DomainEvent, eventSchemas, isEventType, streamOf } from '../src/events/catalog.js';
+import { QUERY_STRINGS_REMEMBERED } from '../src/http/query-strings.js';
 import { openEventStore } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { mixRequests } from './mix.js';
@@ -74,10 +75,13 @@ const verdict = (ok: boolean, text: string) => `${ok ? 'PASS' : 'FAIL'} target $
 
 const dir = values.reuse ?? mkdtempSync(join(tmpdir(), 'vm-bench-'));
 const compareDir = mkdtempSync(join(tmpdir(), 'vm-bench-compare-'));
+/** Where the load generator's jobs are written. */
+const jobDir = mkdtempSync(join(tmpdir(), 'vm-bench-jobs-'));
 // Never leave servers or data behind, whatever ends this run.
 const servers: ChildProcess[] = [];
 process.on('exit', () => {
   for (const child of servers) child.kill('SIGKILL');
+  rmSync(jobDir, { recursive: true, force: true });
   if (!values.keep) for (const d of values.reuse ? [compareDir] : [dir, compareDir]) rmSync(d, { recursive: true, force: true });
 });
 
@@ -248,7 +252,8 @@ interface Load {
   non2xx: number;
 }
 async function load(paths: string[], headers: Record<string, string>[], seconds: number): Promise<Load> {
-  const job = JSON.stringify({ url: base, paths, headers, connections: CONNECTIONS, seconds });
+  const job = join(jobDir, 'load-job.json');
+  writeFileSync(job, JSON.stringify({ url: base, paths, headers, connections: CONNECTIONS, seconds }));
   const cpu = async () => ((await (await fetch(`${base}/bench/cpu`)).json()) as { micros: number }).micros;
   const before = await cpu();
   const child = spawn(process.execPath, [join(here, 'load.js'), job], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -313,6 +318,35 @@ report('search mix p99 / constant p99', `${fmt(search.p99 / constant.p99, 2)}×`
 report(
   'for comparison: constant route with the bodies already encoded',
   `${fmt(floor.rps)} req/s, p99 ${floor.p99} ms, server CPU ${fmt(floor.cpu)} µs/request; search mix / it: ${fmt(100 * median(rounds.map((r) => r.search.rps / r.floor.rps)), 1)} %`,
+);
+// The mix repeats its queries, so the server reads each query string once
+// (src/http/query-strings.ts). The same mix with every query string new
+// (an ignored parameter numbered past what the server remembers; bodies a
+// few bytes longer, for the links keep it) shows what reading them costs.
+const FRESH_ROUNDS = 3;
+// The constant route gets as many distinct paths: the load generator is
+// slower over thousands of them, and must be as slow for both.
+const numbered = (paths: string[]) =>
+  Array.from({ length: 3 * QUERY_STRINGS_REMEMBERED }, (_, k) => {
+    const path = paths[k % paths.length]!;
+    return `${path}${path.includes('?') ? '&' : '?'}fresh=${k}`;
+  });
+const freshPaths = numbered(mixPaths);
+const freshConstPaths = numbered(constPaths);
+const freshHeaders = freshPaths.map((_, k) => mixHeaders[k % mixHeaders.length]!);
+const freshNoHeaders = freshPaths.map(() => ({}));
+const freshRounds: Array<{ fresh: Load; constant: Load }> = [];
+for (let r = 0; r < FRESH_ROUNDS; r++) {
+  const fresh = await load(freshPaths, freshHeaders, SECONDS);
+  freshRounds.push({ fresh, constant: await load(freshConstPaths, freshNoHeaders, SECONDS) });
+}
+const freshMedian = (pick: (load: Load) => number) => median(freshRounds.map((r) => pick(r.fresh)));
+report(
+  'for comparison: search mix with every query string new',
+  `${fmt(freshMedian((l) => l.rps))} req/s, p99 ${freshMedian((l) => l.p99)} ms, server CPU ${fmt(freshMedian((l) => l.cpu))} µs/request ` +
+    `(the constant route over as many paths: ${fmt(median(freshRounds.map((r) => r.constant.rps)))} req/s) ` +
+    `(errors and non-2xx: ${freshRounds.reduce((n, r) => n + r.fresh.errors + r.fresh.non2xx, 0)}); ` +
+    `/ constant route: ${fmt(100 * median(freshRounds.map((r) => r.fresh.rps / r.constant.rps)), 1)} % (median of ${FRESH_ROUNDS} rounds of ${SECONDS} s)`,
 );
 
 // 5. The mix again while another process appends events to the log.

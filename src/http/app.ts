@@ -11,6 +11,7 @@ import type { Kind } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
 import { resources } from '../resources/index.js';
 import { authPlugin } from './auth.js';
+import { rememberingQueryValidators } from './query-strings.js';
 import { installErrorHandlers } from './errors.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
@@ -25,7 +26,7 @@ export interface AppServices {
 }
 
 export async function app(instance: FastifyInstance, services: AppServices): Promise<void> {
-  instance.setValidatorCompiler(validatorCompiler);
+  instance.setValidatorCompiler(rememberingQueryValidators(validatorCompiler));
   instance.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(instance);
 

@@ -3,13 +3,14 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
+import { QueryStringCache } from './query-strings.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
 export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, publicBaseUrl?: string): Promise<FastifyInstance> {
   const server = Fastify({
     loggerInstance: logger,
-    routerOptions: { ignoreTrailingSlash: true },
+    routerOptions: { ignoreTrailingSlash: true, querystringParser: new QueryStringCache().parse },
     bodyLimit: BODY_LIMIT,
   });
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
