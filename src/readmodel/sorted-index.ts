@@ -199,8 +199,13 @@ export class SortedIndex {
 
   /**
    * Remove the rows `removed` (for which `isRemoved` holds) and add the rows
-   * of `added`. A few changes are spliced in place; more are sorted on their
-   * own and merged with the rest in one pass.
+   * of `added`. A few changes are spliced in one by one. More are placed by
+   * binary search (a removed row's columns and id still hold what it was
+   * indexed by) and the rows between moved as blocks, in place: the cost is
+   * a comparison per change and step of a search, plus moving memory, and
+   * not a comparison per row of the index (each of which reads two rows'
+   * columns at random: 6 s of the server's 11 s while 10,000 events were
+   * appended to a million shifts).
    */
   update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
     this.changed();
@@ -210,6 +215,66 @@ export class SortedIndex {
       for (const row of added) this.insert(row, compare);
       return;
     }
+    const gone = this.placesOf(removed, compare);
+    if (gone === undefined) {
+      this.mergeAll(isRemoved, removed, added, compare);
+      return;
+    }
+    this.removeAt(gone);
+    this.insertAll(Uint32Array.from(added).sort(compare), compare);
+  }
+
+  /** The positions of these rows, ascending and each once; undefined if one is not where a search puts it. */
+  private placesOf(rows: readonly number[], compare: RowComparator): Uint32Array | undefined {
+    const places = new Uint32Array(rows.length);
+    for (let i = 0; i < rows.length; i++) {
+      const at = this.position(rows[i]!, compare, 0, this.length);
+      if (this.rows[at] !== rows[i] || at >= this.length) return undefined;
+      places[i] = at;
+    }
+    places.sort();
+    let n = 0;
+    for (let i = 0; i < places.length; i++) if (i === 0 || places[i] !== places[i - 1]) places[n++] = places[i]!;
+    return places.subarray(0, n);
+  }
+
+  /** Drop the rows at these positions (ascending, distinct), closing the gaps. */
+  private removeAt(places: Uint32Array): void {
+    if (places.length === 0) return;
+    let to = places[0]!;
+    for (let g = 0; g < places.length; g++) {
+      const from = places[g]! + 1;
+      const end = g + 1 < places.length ? places[g + 1]! : this.length;
+      this.rows.copyWithin(to, from, end);
+      to += end - from;
+    }
+    this.length = to;
+  }
+
+  /** Insert these rows (sorted by `compare`, none in the index yet): each block of the index moved once, from the back. */
+  private insertAll(fresh: Uint32Array, compare: RowComparator): void {
+    const m = fresh.length;
+    if (m === 0) return;
+    if (this.length + m > this.rows.length) {
+      const grown = new Uint32Array(capacityFor(this.length + m));
+      grown.set(this.rows.subarray(0, this.length));
+      this.rows = grown;
+    }
+    const places = new Uint32Array(m);
+    let from = 0;
+    for (let j = 0; j < m; j++) from = places[j] = this.position(fresh[j]!, compare, from, this.length);
+    let end = this.length;
+    for (let j = m - 1; j >= 0; j--) {
+      const at = places[j]!;
+      this.rows.copyWithin(at + j + 1, at, end);
+      this.rows[at + j] = fresh[j]!;
+      end = at;
+    }
+    this.length += m;
+  }
+
+  /** Merge `added` into the index, dropping `removed`, comparing every row (when a removed row could not be found by search). */
+  private mergeAll(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[], compare: RowComparator): void {
     const fresh = Uint32Array.from(added).sort(compare);
     const old = this.rows;
     const oldLength = this.length;
@@ -289,10 +354,10 @@ export class SortedIndex {
     return fence;
   }
 
-  /** First position whose row is not before `row`. */
-  private position(row: number, compare: RowComparator): number {
-    let lo = 0;
-    let hi = this.length;
+  /** First position in [from, to) whose row is not before `row` (the whole index by default). */
+  private position(row: number, compare: RowComparator, from = 0, to = this.length): number {
+    let lo = from;
+    let hi = to;
     while (lo < hi) {
       const mid = (lo + hi) >>> 1;
       if (compare(this.rows[mid]!, row) < 0) lo = mid + 1;
