@@ -7,7 +7,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { randomUUID } from 'node:crypto';
-import { type DomainEvent, isEventType, siteRegistryStream } from '../events/catalog.js';
+import { domainEvent, siteRegistryStream } from '../events/catalog.js';
 import { type EventStore, type ExpectedRevision, WrongExpectedRevisionError } from '../eventstore/port.js';
 import type { Projector } from '../readmodel/projector.js';
 import { decide, emptyRegistry, evolve, type SitesCommand } from './sites.js';
@@ -31,7 +31,10 @@ export class SitesCommandHandler {
     for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
       const recorded = await this.store.readStream(stream);
       const state = emptyRegistry();
-      for (const e of recorded) if (isEventType(e.type)) evolve(state, { type: e.type, data: e.data } as DomainEvent);
+      for (const e of recorded) {
+        const event = domainEvent(e);
+        if (event) evolve(state, event);
+      }
       const last = recorded.at(-1);
       const decision = decide(state, command());
       switch (decision.outcome) {

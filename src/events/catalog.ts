@@ -360,3 +360,8 @@ export const streamPrefixes = [
 export function parseEvent(type: EventType, data: unknown) {
   return eventSchemas[type].safeParse(data);
 }
+
+/** A recorded event as one of the catalog's, if it is one (of a catalog type, and not found invalid by its store). */
+export function domainEvent(event: { readonly type: string; readonly data: unknown; readonly invalid?: string }): DomainEvent | undefined {
+  return isEventType(event.type) && event.invalid === undefined ? ({ type: event.type, data: event.data } as DomainEvent) : undefined;
+}

@@ -35,7 +35,7 @@ import {
   type AppendExpectedRevision,
   type ResolvedEvent,
 } from '@eventstore/db-client';
-import { streamPrefixes } from '../events/catalog.js';
+import { isEventType, parseEvent, streamPrefixes } from '../events/catalog.js';
 import {
   type AppendResult,
   comparePositions,
@@ -72,14 +72,21 @@ const toExpected = (expected: ExpectedRevision): AppendExpectedRevision =>
 function recorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined {
   const e = resolved.event;
   if (!e || !e.position) return undefined;
-  return {
+  const event = {
     id: e.id,
     type: e.type,
     stream: e.streamId,
     revision: Number(e.revision),
     position: { commit: e.position.commit, prepare: e.position.prepare },
-    data: e.data,
   };
+  if (!isEventType(e.type)) return { ...event, data: e.data };
+  // Other writers of the database may append anything to our streams: an
+  // event of ours is checked against the catalog as it is read (the
+  // embedded log holds only events checked before they were appended).
+  const parsed = parseEvent(e.type, e.data);
+  if (parsed.success) return { ...event, data: parsed.data };
+  const [issue] = parsed.error.issues;
+  return { ...event, data: e.data, invalid: issue ? `${['data', ...issue.path].join('.')}: ${issue.message}` : 'invalid data' };
 }
 
 /** A missing stream reads as no events. */

@@ -36,6 +36,13 @@ export interface RecordedEvent {
   readonly revision: number;
   readonly position: Position;
   readonly data: unknown;
+  /**
+   * Why the event is not one of ours after all: set by a store whose other
+   * writers it cannot vouch for (EventStoreDB) when an event of a catalog
+   * type fails its schema. Such an event keeps its place in the log (and
+   * its stream's revision) but means nothing: it is folded as nothing.
+   */
+  readonly invalid?: string;
 }
 
 export interface AppendResult {

@@ -7,7 +7,7 @@
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
-import { type DomainEvent, eventSchemas, id, isEventType, streamOf } from '../events/catalog.js';
+import { type DomainEvent, domainEvent, eventSchemas, id, isEventType, streamOf } from '../events/catalog.js';
 import type { EventStore, StreamAppend } from '../eventstore/port.js';
 import { fileLines } from './lines.js';
 import { ReferenceDirectory } from './references.js';
@@ -133,7 +133,8 @@ export async function appendChecked(store: EventStore, file: string, lines: read
     if (batch.length === 0) break;
     for (const e of batch) {
       known.add(e.id);
-      if (isEventType(e.type)) directory.record({ type: e.type, data: e.data } as DomainEvent);
+      const event = domainEvent(e);
+      if (event) directory.record(event);
     }
     from = batch[batch.length - 1]!.position;
   }

@@ -104,9 +104,9 @@ export class EventFolder {
     return { last, applied };
   }
 
-  /** Every projection sees the model, as it stood before the event, through the event's institution. */
+  /** Every projection sees the model, as it stood before the event, through the event's institution (an event its store found invalid changes nothing). */
   private project(event: RecordedEvent, institution: string): Change[] {
-    if (!isEventType(event.type)) return [];
+    if (!isEventType(event.type) || event.invalid !== undefined) return [];
     const handlers = this.handlers.get(event.type);
     if (!handlers) return [];
     // The log holds only events validated against the catalog before they were appended.

@@ -233,6 +233,14 @@ export class Projector {
   }
 
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
+    for (const event of events) {
+      if (event.invalid === undefined || comparePositions(event.position, this.position) <= 0) continue;
+      // Its data is not logged: it may hold anything, personal data included.
+      this.log?.warn(
+        { position: event.position.commit.toString(), stream: event.stream, type: event.type, id: event.id, problem: event.invalid },
+        'event skipped: its data does not match the event catalog',
+      );
+    }
     const changed = new Map<string, Change>();
     const folded = this.folder.fold(events, this.position, changed);
     if (!folded) return;
