@@ -1,7 +1,7 @@
 /**
  * Table indexes under changes, against a brute-force sort: whatever mix of
- * inserts, replacements and deletes lands between two flushes (a few are
- * spliced in, more merged, very many rebuilt from scratch), every index
+ * inserts, replacements and deletes lands between two flushes (placed
+ * by binary search, or very many rebuilt from scratch), every index
  * lists exactly the live records in (keys…, id) order, and knows where
  * each run of one leading value ends, and its binary searches on the first
  * two keys find what a scan finds.
@@ -79,7 +79,7 @@ t.test('every index matches a brute-force sort after each flush', async (t) => {
   let rounds = 0;
   fc.assert(
     fc.property(
-      // A large first batch, then batches small enough to be spliced or merged into it, or large enough to rebuild it.
+      // A large first batch, then batches small enough to be placed into it, or large enough to rebuild it.
       fc.array(change, { minLength: 800, maxLength: 1500 }),
       fc.array(
         fc.integer({ min: 1, max: 250 }).chain((n) => fc.array(change, { minLength: n, maxLength: n })),

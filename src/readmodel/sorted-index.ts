@@ -44,9 +44,6 @@ const MAX_RUN_ENDS = 4096;
 const FENCE_STRIDE = 64;
 const FENCED_KEYS = 2;
 
-/** Up to this many changes are spliced into an index one by one; more are merged. */
-const SPLICE_LIMIT = 32;
-
 export class SortedIndex {
   private rows: Uint32Array = new Uint32Array(16);
   private length = 0;
@@ -199,22 +196,17 @@ export class SortedIndex {
 
   /**
    * Remove the rows `removed` (for which `isRemoved` holds) and add the rows
-   * of `added`. A few changes are spliced in one by one. More are placed by
-   * binary search (a removed row's columns and id still hold what it was
-   * indexed by) and the rows between moved as blocks, in place: the cost is
-   * a comparison per change and step of a search, plus moving memory, and
-   * not a comparison per row of the index (each of which reads two rows'
-   * columns at random: 6 s of the server's 11 s while 10,000 events were
-   * appended to a million shifts).
+   * of `added`, however many: each is placed by binary search (a removed
+   * row's columns and id still hold what it was indexed by) and the rows
+   * between are moved as blocks, in place. The cost is a comparison per
+   * change and step of a search, plus moving memory, not a comparison per
+   * row of the index (each of which reads two rows' columns at random: 6 s
+   * of the server's 11 s while 10,000 events were appended to a million
+   * shifts, when batches were merged that way).
    */
   update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
     this.changed();
     const compare = this.comparator();
-    if (removed.length + added.length <= SPLICE_LIMIT) {
-      for (const row of removed) this.remove(row, compare);
-      for (const row of added) this.insert(row, compare);
-      return;
-    }
     const gone = this.placesOf(removed, compare);
     if (gone === undefined) {
       this.mergeAll(isRemoved, removed, added, compare);
@@ -228,8 +220,8 @@ export class SortedIndex {
   private placesOf(rows: readonly number[], compare: RowComparator): Uint32Array | undefined {
     const places = new Uint32Array(rows.length);
     for (let i = 0; i < rows.length; i++) {
-      const at = this.position(rows[i]!, compare, 0, this.length);
-      if (this.rows[at] !== rows[i] || at >= this.length) return undefined;
+      const at = this.position(rows[i]!, compare);
+      if (at >= this.length || this.rows[at] !== rows[i]) return undefined;
       places[i] = at;
     }
     places.sort();
@@ -262,7 +254,7 @@ export class SortedIndex {
     }
     const places = new Uint32Array(m);
     let from = 0;
-    for (let j = 0; j < m; j++) from = places[j] = this.position(fresh[j]!, compare, from, this.length);
+    for (let j = 0; j < m; j++) from = places[j] = this.position(fresh[j]!, compare, from);
     let end = this.length;
     for (let j = m - 1; j >= 0; j--) {
       const at = places[j]!;
@@ -364,26 +356,6 @@ export class SortedIndex {
       else hi = mid;
     }
     return lo;
-  }
-
-  private insert(row: number, compare: RowComparator): void {
-    if (this.length === this.rows.length) {
-      const grown = new Uint32Array(capacityFor(this.length + 1));
-      grown.set(this.rows);
-      this.rows = grown;
-    }
-    const at = this.position(row, compare);
-    this.rows.copyWithin(at + 1, at, this.length);
-    this.rows[at] = row;
-    this.length++;
-  }
-
-  private remove(row: number, compare: RowComparator): void {
-    const at = this.position(row, compare);
-    if (at < this.length && this.rows[at] === row) {
-      this.rows.copyWithin(at, at + 1, this.length);
-      this.length--;
-    }
   }
 }
 
