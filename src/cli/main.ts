@@ -13,7 +13,7 @@ import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
-import { type DomainEvent, domainEvent, type EventType, eventSchemas } from '../events/catalog.js';
+import { type DomainEvent, domainEvent, type EventOf, type EventType, eventSchemas } from '../events/catalog.js';
 import { appendChecked, ImportError, importEvents, importFile } from '../importer/import.js';
 import { createLogger } from '../logger.js';
 import { openEventStore, openRuntime } from '../runtime.js';
@@ -168,8 +168,10 @@ async function keys(config: Config, args: string[]): Promise<void> {
     } else if (action === 'revoke') {
       const keyId = positionals[0];
       if (!keyId) throw new UsageError('keys revoke needs <key_id>');
-      const issued = (await store.readStream(`apikey-${keyId.toLowerCase()}`)).map(domainEvent).find((e) => e?.type === 'ApiKeyIssued');
-      const institution = issued?.type === 'ApiKeyIssued' ? issued.data.institution_id : undefined;
+      const issued = (await store.readStream(`apikey-${keyId.toLowerCase()}`))
+        .map(domainEvent)
+        .find((e): e is EventOf<'ApiKeyIssued'> => e?.type === 'ApiKeyIssued');
+      const institution = issued?.data.institution_id;
       if (!institution) throw new UsageError(`no API key ${keyId}`);
       const data = { institution_id: institution, occurred_at: now, key_id: keyId.toLowerCase() };
       await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }]);

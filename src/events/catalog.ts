@@ -361,7 +361,12 @@ export function parseEvent(type: EventType, data: unknown) {
   return eventSchemas[type].safeParse(data);
 }
 
-/** A recorded event as one of the catalog's, if it is one (of a catalog type, and not found invalid by its store). */
+/** Whether a recorded event is one of the catalog's: of a catalog type, and not found invalid by its store. */
+export function isCatalogEvent<E extends { readonly type: string; readonly invalid?: string }>(event: E): event is E & { readonly type: EventType } {
+  return isEventType(event.type) && event.invalid === undefined;
+}
+
+/** A recorded event as one of the catalog's, if it is one (see isCatalogEvent). */
 export function domainEvent(event: { readonly type: string; readonly data: unknown; readonly invalid?: string }): DomainEvent | undefined {
-  return isEventType(event.type) && event.invalid === undefined ? ({ type: event.type, data: event.data } as DomainEvent) : undefined;
+  return isCatalogEvent(event) ? ({ type: event.type, data: event.data } as DomainEvent) : undefined;
 }

@@ -14,7 +14,7 @@
 import { projections as allProjections } from '../../projections/index.js';
 import type { Change, Handler, Projection, ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
-import { type EventType, isEventType } from '../events/catalog.js';
+import { type EventType, isCatalogEvent } from '../events/catalog.js';
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
 import { parseEventTimestamp } from '../time.js';
 import { institutionOf, type ReadModel } from './model.js';
@@ -106,10 +106,10 @@ export class EventFolder {
 
   /** Every projection sees the model, as it stood before the event, through the event's institution (an event its store found invalid changes nothing). */
   private project(event: RecordedEvent, institution: string): Change[] {
-    if (!isEventType(event.type) || event.invalid !== undefined) return [];
+    if (!isCatalogEvent(event)) return [];
     const handlers = this.handlers.get(event.type);
     if (!handlers) return [];
-    // The log holds only events validated against the catalog before they were appended.
+    // Checked against the catalog before it was appended (embedded log) or as it was read (EventStoreDB).
     const data = event.data as EventData;
     const at = parseEventTimestamp(data.occurred_at) ?? 0;
     const view = this.view;
