@@ -32,6 +32,7 @@ t.test('past its capacity the cache forgets its oldest strings; overlong strings
   t.not(cache.parse('b=1'), b, 'then b');
   const long = `x=${'y'.repeat(4096)}`;
   t.not(cache.parse(long), cache.parse(long));
+  t.notOk(Object.isFrozen(cache.parse(long)), 'nor frozen: its validation is not remembered either');
   t.same({ ...cache.parse(long) }, { x: 'y'.repeat(4096) });
 });
 

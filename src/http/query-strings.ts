@@ -29,16 +29,16 @@ export class QueryStringCache {
 
   constructor(private readonly capacity = QUERY_STRINGS_REMEMBERED) {}
 
-  /** What Fastify's default parser makes of `text` (find-my-way's: fast-querystring), shared and frozen. */
+  /** What Fastify's default parser makes of `text` (find-my-way's: fast-querystring); shared and frozen unless too long to keep. */
   parse = (text: string): Record<string, unknown> => {
     let query = this.parsed.get(text);
     if (query !== undefined) return query;
     query = text.length === 0 ? {} : (parse(text) as Record<string, unknown>);
+    // Not kept, not frozen: nor is its validation remembered.
+    if (text.length > MAX_LENGTH) return query;
     freezeShallow(query);
-    if (text.length <= MAX_LENGTH) {
-      if (this.parsed.size >= this.capacity) this.parsed.delete(this.parsed.keys().next().value!);
-      this.parsed.set(text, query);
-    }
+    if (this.parsed.size >= this.capacity) this.parsed.delete(this.parsed.keys().next().value!);
+    this.parsed.set(text, query);
     return query;
   };
 }
