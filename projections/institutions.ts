@@ -1,16 +1,31 @@
-/** Institutions and their API keys (stored as SHA-256 hashes only). */
+/**
+ * Institutions and their API keys (stored as SHA-256 hashes only). An
+ * institution registered again, or a key issued again, never reaches these
+ * folds: the folder refuses such events (see EventFolder).
+ */
 import { put, type Projection } from './projection.js';
+
+const shareBase = (url: string) => url.replace(/\/+$/, '');
 
 export const institutions: Projection = {
   name: 'institutions',
-  InstitutionRegistered: (view, d, at) => {
-    const current = view.get('institution', d.institution_id);
+  InstitutionRegistered: (_view, d, at) => [
+    put('institution', {
+      id: d.institution_id,
+      name: d.name,
+      share_base_url: shareBase(d.share_base_url),
+      created_at: at,
+      updated_at: at,
+    }),
+  ],
+  InstitutionUpdated: (view, d, at) => {
+    const institution = view.get('institution', d.institution_id);
+    if (!institution) return [];
     return [
       put('institution', {
-        id: d.institution_id,
-        name: d.name,
-        share_base_url: d.share_base_url.replace(/\/+$/, ''),
-        created_at: current?.created_at ?? at,
+        ...institution,
+        name: d.name ?? institution.name,
+        share_base_url: d.share_base_url === undefined ? institution.share_base_url : shareBase(d.share_base_url),
         updated_at: at,
       }),
     ];

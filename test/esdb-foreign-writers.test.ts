@@ -3,14 +3,17 @@
  * whose data does not match the event catalog (which only our own writers
  * check before appending) is read as invalid, keeps its place in its stream,
  * and changes nothing — live, in a rebuild-free restart, and in the sites
- * commands that fold its stream — while the events after it apply.
+ * commands that fold its stream — while the events after it apply. A key
+ * issued again by another writer is refused by the fold like any other
+ * writer's (test/tenancy.test.ts).
  */
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
+import { pino } from 'pino';
 import t from 'tap';
 import { EsdbEventStore } from '../src/eventstore/esdb.js';
 import { EsdbStandIn } from './esdb-standin/server.js';
-import { DEMO_KEY, startApp } from './helpers.js';
+import { DEMO_KEY, HARBOR_KEY, startApp } from './helpers.js';
 
 t.test('an invalid event of a catalog type from another writer changes nothing, and the log moves on past it', async (t) => {
   const server = await EsdbStandIn.start();
@@ -60,4 +63,27 @@ t.test('an invalid event of a catalog type from another writer changes nothing, 
   t.teardown(() => again.close());
   t.equal((await again.get('/api/shifts/?limit=1')).body.count, shiftsBefore);
   t.equal((await again.get('/api/sites/?limit=1')).body.count, sitesBefore + 1);
+});
+
+t.test('a key issued again by another writer is refused: the key keeps its institution', async (t) => {
+  const server = await EsdbStandIn.start();
+  t.teardown(() => server.stop());
+  const lines: Array<{ msg: string; type?: string; problem?: string }> = [];
+  const logger = pino({ level: 'warn' }, { write: (text: string) => void lines.push(JSON.parse(text)) });
+  const app = await startApp({ fixtures: ['demo.ndjson'], eventstoreUrl: server.connectionString, logger });
+  t.teardown(() => app.close());
+  const before = (await app.get('/api/shifts/?limit=100')).text;
+  const harbor = (await app.get('/api/opportunities/?limit=1', HARBOR_KEY)).body.results[0].id as string;
+  const harborId = app.runtime.model.get('opportunity', harbor)!.institution_id;
+
+  const foreign = EsdbEventStore.open(server.connectionString);
+  t.teardown(() => foreign.close());
+  const keyId = randomUUID();
+  const data = { institution_id: harborId, occurred_at: new Date().toISOString(), key_id: keyId, key_sha256: createHash('sha256').update(DEMO_KEY).digest('hex') };
+  const { position } = await foreign.append(`apikey-${keyId}`, [{ id: randomUUID(), type: 'ApiKeyIssued', data }]);
+  await app.runtime.projector.waitFor(position);
+
+  t.equal((await app.get('/api/shifts/?limit=100')).text, before, "the demo key still reads its own institution's shifts");
+  t.equal(app.runtime.model.get('apikey', keyId), undefined, 'no key was issued');
+  t.match(lines, [{ msg: 'event skipped: it breaks a rule of the log', type: 'ApiKeyIssued', problem: /^key_sha256: this key was already issued/ }]);
 });

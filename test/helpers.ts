@@ -6,7 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { type Logger, pino } from 'pino';
 import { createServer } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
@@ -46,16 +46,19 @@ export interface StartOptions {
   eventstoreUrl?: string;
   /** What the HTTP app's writes go through (the real store by default). */
   commandStore?: (store: EventStore) => EventStore;
+  /** The projector's and server's logger (silent by default). */
+  logger?: Logger;
 }
 
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   const temp = options.dir ? undefined : tempDir();
   const dir = options.dir ?? temp!.dir;
-  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: options.eventstoreUrl }, undefined, { clock: () => TEST_NOW });
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: options.eventstoreUrl }, logger, { clock: () => TEST_NOW });
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
   const served = options.commandStore ? { ...runtime, store: options.commandStore(runtime.store) } : runtime;
-  const server = await createServer(served, pino({ level: 'silent' }), 'http://vm.test');
+  const server = await createServer(served, logger, 'http://vm.test');
   await server.ready();
   return {
     dir,

@@ -90,6 +90,8 @@ export const userSequenceStatus = z.enum(['Active', 'Paused', 'Inactive', 'Finis
 
 export const eventSchemas = {
   InstitutionRegistered: event({ name: text, share_base_url: z.url() }),
+  /** A registered institution renamed or given another base of its share URLs (registering it again is refused). */
+  InstitutionUpdated: event({ name: text.optional(), share_base_url: z.url().optional() }),
   ApiKeyIssued: event({
     key_id: id,
     key_sha256: z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lower-case hex digits' }),
@@ -287,6 +289,7 @@ export const siteRegistryStream = (institutionId: string) => `site-registry-${in
 export function streamOf(event: DomainEvent): string {
   switch (event.type) {
     case 'InstitutionRegistered':
+    case 'InstitutionUpdated':
       return `institution-${event.data.institution_id}`;
     case 'ApiKeyIssued':
     case 'ApiKeyRevoked':

@@ -1,10 +1,12 @@
 /**
  * Reference checks for imports: a fold over events that keeps which ids
  * exist, of what kind and in which institution, and reports an event that
- * creates an id twice or refers to a record that is missing, gone, or
+ * creates an id twice (an institution registered again included), issues
+ * a key already issued, or refers to a record that is missing, gone, or
  * belongs to another institution.
  */
 import type { DomainEvent } from '../events/catalog.js';
+import { KeyLedger } from '../events/key-ledger.js';
 import { parseEventTimestamp } from '../time.js';
 
 export type EntityKind =
@@ -39,8 +41,6 @@ interface Effects {
   creates?: Ref;
   refs: Ref[];
   ends?: Ref;
-  /** A record that may be created or, when it exists, updated (institution registration). */
-  upserts?: Ref;
 }
 
 export interface ReferenceProblem {
@@ -54,7 +54,9 @@ function effectsOf(event: DomainEvent): Effects {
   const { type, data: d } = event;
   switch (type) {
     case 'InstitutionRegistered':
-      return { upserts: ref('institution_id', 'institution', d.institution_id), refs: [] };
+      return { creates: ref('institution_id', 'institution', d.institution_id), refs: [] };
+    case 'InstitutionUpdated':
+      return { refs: [] }; // its institution_id must be a registered institution, as for every event
     case 'ApiKeyIssued':
       return { creates: ref('key_id', 'apikey', d.key_id), refs: [] };
     case 'ApiKeyRevoked':
@@ -170,9 +172,17 @@ function valueProblems(event: DomainEvent): ReferenceProblem[] {
 
 export class ReferenceDirectory {
   private readonly entities = new Map<string, Entity>();
+  private readonly keys = new KeyLedger();
 
-  /** Fold an event that is already in the log (no checks). */
+  /**
+   * Fold an event that is already in the log. Only what the read model's
+   * fold refuses is checked (a key issued again, an institution registered
+   * again: another writer of an EventStoreDB log may append them): such an
+   * event is folded as nothing here too.
+   */
   record(event: DomainEvent): void {
+    if (event.type === 'ApiKeyIssued' && this.keys.issue(event.data) !== undefined) return;
+    if (event.type === 'InstitutionRegistered' && this.entities.get(event.data.institution_id)?.kind === 'institution') return;
     this.fold(event, effectsOf(event));
   }
 
@@ -187,16 +197,12 @@ export class ReferenceDirectory {
         problems.push({ field: 'institution_id', message: `unknown institution ${institution}` });
       }
     }
-    if (effects.creates) {
+    const keyRefusal = event.type === 'ApiKeyIssued' ? this.keys.refusal(event.data) : undefined;
+    if (keyRefusal) problems.push(keyRefusal);
+    else if (effects.creates) {
       const existing = this.entities.get(effects.creates.id);
       if (existing) {
         problems.push({ field: effects.creates.field, message: `${existing.kind} ${effects.creates.id} already exists` });
-      }
-    }
-    if (effects.upserts) {
-      const existing = this.entities.get(effects.upserts.id);
-      if (existing && existing.kind !== effects.upserts.kind) {
-        problems.push({ field: effects.upserts.field, message: `id ${effects.upserts.id} is a ${existing.kind}` });
       }
     }
     for (const r of [...effects.refs, ...(effects.ends ? [effects.ends] : [])]) {
@@ -207,13 +213,16 @@ export class ReferenceDirectory {
         problems.push({ field: r.field, message: `${r.kind} ${r.id} no longer exists` });
       }
     }
-    if (problems.length === 0) this.fold(event, effects);
+    if (problems.length === 0) {
+      if (event.type === 'ApiKeyIssued') this.keys.record(event.data);
+      this.fold(event, effects);
+    }
     return problems;
   }
 
   private fold(event: DomainEvent, effects: Effects): void {
     const institution = event.data.institution_id;
-    const made = effects.creates ?? effects.upserts;
+    const made = effects.creates;
     if (made) this.entities.set(made.id, { kind: made.kind, institution, gone: false });
     if (effects.ends) {
       const entity = this.entities.get(effects.ends.id);

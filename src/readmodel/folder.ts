@@ -10,11 +10,19 @@
  * institutions in parallel. (Ids are global: a log that creates one id in
  * two institutions, which the importer refuses, folds differently on one
  * thread and on several.)
+ *
+ * Some events the log may hold are refused (folded as nothing, and
+ * reported): an ApiKeyIssued repeating a key id or hash ever issued, so a
+ * key never changes hands (KeyLedger, fed every event read, whichever
+ * institution folds it), and an InstitutionRegistered of an institution
+ * that exists (InstitutionUpdated changes one). The importer refuses them
+ * before they are appended; another writer of an EventStoreDB log may not.
  */
 import { projections as allProjections } from '../../projections/index.js';
 import type { Change, Handler, Projection, ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
-import { type EventType, isCatalogEvent } from '../events/catalog.js';
+import { type EventOf, type EventType, isCatalogEvent } from '../events/catalog.js';
+import { KeyLedger } from '../events/key-ledger.js';
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
 import { parseEventTimestamp } from '../time.js';
 import { institutionOf, type ReadModel } from './model.js';
@@ -63,13 +71,19 @@ export interface Folded {
   applied: number;
 }
 
+/** Told of each event the fold refuses, and why. */
+export type OnRefused = (event: RecordedEvent, problem: string) => void;
+
 export class EventFolder {
   private readonly handlers: Map<string, AnyHandler[]>;
   private readonly view: InstitutionView;
+  /** Every key issued by the events folded so far (made from the model's keys when first needed: after a load). */
+  private keys: KeyLedger | undefined;
 
   constructor(
     private readonly model: ReadModel,
     projections: readonly Projection[] = allProjections,
+    private readonly onRefused?: OnRefused,
   ) {
     this.handlers = handlersByType(projections);
     this.view = new InstitutionView(model);
@@ -92,8 +106,14 @@ export class EventFolder {
     for (const event of events) {
       if (comparePositions(event.position, after) <= 0) continue; // delivered twice
       const institution = institutionOfEvent(event);
+      // Before the institution filter: every institution's keys count.
+      const refused = this.refusal(event);
       if (takes && !takes(institution)) continue;
       applied++;
+      if (refused !== undefined) {
+        this.onRefused?.(event, refused);
+        continue;
+      }
       for (const change of this.project(event, institution)) {
         this.model.apply(change);
         changed?.set(`${change.kind}:${change.id}`, change);
@@ -102,6 +122,32 @@ export class EventFolder {
     const last = events[events.length - 1]!.position;
     if (comparePositions(last, after) <= 0) return undefined;
     return { last, applied };
+  }
+
+  /**
+   * Why the log's rules refuse this event, if they do (the key is then
+   * recorded as issued when they do not). An institution's registration is
+   * only judged where the institution is folded (its record is there).
+   */
+  private refusal(event: RecordedEvent): string | undefined {
+    if (!isCatalogEvent(event)) return undefined;
+    if (event.type === 'ApiKeyIssued') {
+      const refusal = this.ledger().issue(event.data as EventOf<'ApiKeyIssued'>['data']);
+      return refusal && `${refusal.field}: ${refusal.message}`;
+    }
+    if (event.type === 'InstitutionRegistered') {
+      const { institution_id: id } = event.data as EventOf<'InstitutionRegistered'>['data'];
+      if (this.model.get('institution', id)) return `institution_id: institution ${id} is already registered (InstitutionUpdated changes it)`;
+    }
+    return undefined;
+  }
+
+  private ledger(): KeyLedger {
+    if (this.keys === undefined) {
+      this.keys = new KeyLedger();
+      for (const key of this.model.records('apikey')) this.keys.record({ key_id: key.id, key_sha256: key.key_sha256 });
+    }
+    return this.keys;
   }
 
   /** Every projection sees the model, as it stood before the event, through the event's institution (an event its store found invalid changes nothing). */

@@ -57,6 +57,11 @@ export class ReadModel implements JsonView {
     return this.maps[kind].get(id);
   }
 
+  /** Every record of a kind, of every institution. */
+  records<K extends Kind>(kind: K): Iterable<Records[K]> {
+    return this.maps[kind].values();
+  }
+
   /** Moves on every change of a record of this kind (of one institution, if given): cached JSON checks it. */
   revision(kind: Kind, institutionId?: string): number {
     if (institutionId === undefined) return this.revisions[kind];

@@ -80,7 +80,15 @@ export class Projector {
     private readonly log?: Logger,
     projections: readonly Projection[] = allProjections,
   ) {
-    this.folder = new EventFolder(model, projections);
+    this.folder = new EventFolder(model, projections, (event, problem) => this.skipped(event, problem, 'it breaks a rule of the log'));
+  }
+
+  /** An event folded as nothing, logged without its data: it may hold anything, personal data included. */
+  private skipped(event: RecordedEvent, problem: string, why: string): void {
+    this.log?.warn(
+      { position: event.position.commit.toString(), stream: event.stream, type: event.type, id: event.id, problem },
+      `event skipped: ${why}`,
+    );
   }
 
   status(): ProjectorStatus {
@@ -235,11 +243,7 @@ export class Projector {
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
     for (const event of events) {
       if (event.invalid === undefined || comparePositions(event.position, this.position) <= 0) continue;
-      // Its data is not logged: it may hold anything, personal data included.
-      this.log?.warn(
-        { position: event.position.commit.toString(), stream: event.stream, type: event.type, id: event.id, problem: event.invalid },
-        'event skipped: its data does not match the event catalog',
-      );
+      this.skipped(event, event.invalid, 'its data does not match the event catalog');
     }
     const changed = new Map<string, Change>();
     const folded = this.folder.fold(events, this.position, changed);
