@@ -52,6 +52,8 @@ const { values } = parseArgs({
     profile: { type: 'string' },
     /** Skip import and rebuild: serve this DATA_DIR, kept by an earlier `--keep` run with the same --shifts and --institutions. */
     reuse: { type: 'string' },
+    /** Only make the data directory (import, rebuild, bench-data.json) and keep it, for --reuse and stages.js. */
+    prepare: { type: 'boolean', default: false },
   },
 });
 const SHIFTS = Number(values.shifts);
@@ -196,6 +198,8 @@ report(
 );
 if (values.reuse) letGoOfLines(data);
 else {
+  // What the random mix draws its values from, for --reuse runs and stages.js.
+  writeFileSync(join(dir, 'bench-data.json'), JSON.stringify({ ...data, lines: [] }));
   const { events, seconds } = await importData(dir, data);
   const rate = events / seconds;
   report('import (vm-api import)', `${fmt(events)} events in ${fmt(seconds, 2)} s = ${fmt(rate)} events/s`, verdict(rate >= 50_000, '≥ 50,000 events/s'));
@@ -209,6 +213,12 @@ else {
     `${fmt(replayed)} events in ${fmt(rebuild.seconds, 2)} s = ${fmt(replayRate)} events/s`,
     verdict(replayRate >= 100_000, '≥ 100,000 events/s'),
   );
+}
+
+if (values.prepare) {
+  console.log(`data directory kept: ${dir}`);
+  values.keep = true;
+  process.exit(0);
 }
 
 // 3. Start the server from LMDB in its own process.

@@ -13,7 +13,7 @@ import fc from 'fast-check';
 import t from 'tap';
 import { put } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
-import { search } from '../src/query/engine.js';
+import { search, thresholds } from '../src/query/engine.js';
 import { searchSchema } from '../src/query/schema.js';
 import { SortedIndex } from '../src/readmodel/sorted-index.js';
 import { ReadModel } from '../src/readmodel/model.js';
@@ -220,7 +220,16 @@ const queryArb = fc.record({
 
 const schema = searchSchema(shifts);
 
-t.test('index-based search equals a brute-force filter and sort', async (t) => {
+/** The engine's thresholds as they are, and lowered so that these few rows meet every strategy. */
+const regimes = [
+  { name: 'as configured', maxSorted: thresholds.maxSorted, small: thresholds.small },
+  { name: 'thresholds lowered', maxSorted: 8, small: 0 },
+];
+
+for (const regime of regimes) t.test(`index-based search equals a brute-force filter and sort (${regime.name})`, async (t) => {
+  const saved = { ...thresholds };
+  Object.assign(thresholds, { maxSorted: regime.maxSorted, small: regime.small });
+  t.teardown(() => Object.assign(thresholds, saved));
   let compared = 0;
   fc.assert(
     fc.property(

@@ -16,25 +16,54 @@ interface ParamBase {
   readonly aliases?: readonly string[];
 }
 
-/** Exact, case-insensitive match on a string value (UUIDs are validated first). */
+/**
+ * Exact, case-insensitive match on a string value (UUIDs are validated
+ * first), answered one of three ways: by the record's id (`primaryKey`);
+ * by a symbol column holding the value (in lower case for text), so the
+ * filter compares codes, through an index led by that column when there is
+ * one; or through a relation (`through`): the ids of the related records
+ * that match, as codes of the column holding the relation. Only values a
+ * record holds several of (tags, answers) are read from the records
+ * (`value`), row by row.
+ */
 export interface MatchParam<R> extends ParamBase {
   readonly type: 'text' | 'uuid';
-  /** The record's value, or values (matching any of them). */
-  readonly value: (record: R, view: ReadView) => string | null | undefined | readonly string[];
   /** The record's own id: answered by a lookup instead of a scan. */
   readonly primaryKey?: boolean;
-  /**
-   * A symbol column of the table holding the same value (exact match): the
-   * filter is then a comparison of codes. For values that are the same in
-   * every case, such as ids.
-   */
+  /** A symbol column of the table holding the value, in lower case (ids are). */
   readonly symbol?: string;
+  /** A filter on a related record: see Relation. */
+  readonly through?: Relation;
+  /** The record's values (matching any of them), for what no column holds. */
+  readonly value?: (record: R, view: ReadView) => string | null | undefined | readonly string[];
   /**
    * Filters of one group are tested together, by the resource's group
    * function, instead of one by one (question.id and question.answer must
    * hold for the same question).
    */
   readonly group?: string;
+}
+
+/**
+ * Rows match when their `symbol` column holds the id of a record of
+ * another resource (or table) that its parameter `param` matches, with the
+ * same value: a shift's `category.id` is its opportunity's, so it is
+ * the opportunities' `category.id` filter, answered on the opportunities
+ * table, as a set of opportunity codes of the shifts table. The related
+ * record is read as it is now: a relation changing moves its rows at once.
+ */
+export interface Relation {
+  readonly symbol: string;
+  /** The related records' declaration (a function: declarations refer to each other). */
+  readonly table: () => SearchableTable;
+  readonly param: string;
+}
+
+/** What a relation searches: a table definition with parameters. */
+export interface SearchableTable {
+  readonly kind: Kind;
+  readonly params: readonly ParamDef<never>[];
+  readonly groups?: Readonly<Record<string, (record: never, wanted: ReadonlyMap<string, string>, view: ReadView) => boolean>>;
 }
 
 /** A numeric column: exact match, or a range with the `.gt/.gte/.lt/.lte` suffixes. */
@@ -57,9 +86,10 @@ export interface ChoiceParam<R> extends ParamBase {
   readonly column: string;
 }
 
+/** True or false, held by a numeric column as 1 or 0. */
 export interface BooleanParam<R> extends ParamBase {
   readonly type: 'boolean';
-  readonly value: (record: R, view: ReadView) => boolean;
+  readonly column: string;
 }
 
 export type ParamDef<R> = MatchParam<R> | RangeParam<R> | ChoiceParam<R> | BooleanParam<R>;

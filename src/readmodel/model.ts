@@ -262,7 +262,7 @@ export class ReadModel implements JsonView {
     }
     let table = byInstitution.get(institution);
     if (!table) {
-      table = new Table<AnyRecord>(def);
+      table = new Table<AnyRecord>(def, institution);
       byInstitution.set(institution, table);
     }
     return table;

@@ -104,6 +104,11 @@ export class SortedIndex {
     return this.def.keys[0]!;
   }
 
+  /** That column's values by row. */
+  leadingColumn(): Float64Array {
+    return this.source.column(this.leading);
+  }
+
   /** Index order as a comparison of rows. */
   comparator(): RowComparator {
     const columns = this.def.keys.map((key) => this.source.column(key));

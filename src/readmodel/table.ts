@@ -69,7 +69,11 @@ export class Table<R extends Identified> implements RowSource {
   /** Whether the symbol codes are those of a snapshot (seedSymbols). */
   private symbolsSeeded = false;
 
-  constructor(schema: TableSchema<R>) {
+  /** `institution`: whose records the table holds (what relation filters search in). */
+  constructor(
+    schema: TableSchema<R>,
+    readonly institution = '',
+  ) {
     this.columnKeys = Object.entries(schema.columns);
     const source = (key: string) => String(schema.columns[key] ?? `symbol ${String(schema.symbols?.[key])}`);
     for (const def of schema.indexes) this.signatures.set(def.name, def.keys.map((key) => `${key}=${source(key)}`).join('\n'));
@@ -104,6 +108,11 @@ export class Table<R extends Identified> implements RowSource {
   /** The row of the current version of a record. */
   rowOf(id: string): number | undefined {
     return this.rowOfId.get(id);
+  }
+
+  /** The rows of the current records, in no order. */
+  liveRows(): Iterable<number> {
+    return this.rowOfId.values();
   }
 
   record(row: number): R {

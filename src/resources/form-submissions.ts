@@ -4,6 +4,7 @@ import type { FormSubmissionRecord } from '../../projections/records.js';
 import { byCreatedAt } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
+import { profiles } from './profiles.js';
 import { plainOpportunityJson } from './reservations.js';
 import { userSummaryJson } from './users.js';
 
@@ -62,7 +63,6 @@ function submissionJson(s: FormSubmissionRecord, view: JsonView): string {
   );
 }
 
-const userOf = (s: FormSubmissionRecord, view: ReadView) => view.get('profile', s.user_id);
 const same = (a: string | undefined, wanted: string | undefined) => wanted === undefined || a?.toLowerCase() === wanted;
 
 export const formSubmissions: ResourceDef<'formsubmission'> = {
@@ -70,9 +70,14 @@ export const formSubmissions: ResourceDef<'formsubmission'> = {
   path: 'form-submissions',
   endpoints: { search: true, retrieve: true, filteredList: false },
   ...byCreatedAt,
-  symbols: { user: (s) => s.user_id },
+  symbols: {
+    user: (s) => s.user_id,
+    form_id: (s) => s.form.id.toLowerCase(),
+    form_title: (s) => s.form.title.toLowerCase(),
+    folder: (s) => s.folder.name.toLowerCase(),
+  },
   params: [
-    { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
+    { name: 'id', type: 'uuid', primaryKey: true },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'question.id', type: 'text', value: (s) => s.questions.map((q) => q.question.id), group: 'question' },
     {
@@ -82,13 +87,14 @@ export const formSubmissions: ResourceDef<'formsubmission'> = {
       value: (s) => s.questions.map((q) => q.answer ?? ''),
       group: 'question',
     },
-    { name: 'user.id', type: 'uuid', value: (s) => s.user_id, symbol: 'user' },
-    { name: 'user.first_name', type: 'text', value: (s, view) => userOf(s, view)?.first_name },
-    { name: 'user.last_name', type: 'text', value: (s, view) => userOf(s, view)?.last_name },
-    { name: 'user.email', type: 'text', value: (s, view) => userOf(s, view)?.email },
-    { name: 'form.id', type: 'text', value: (s) => s.form.id },
-    { name: 'form.title', type: 'text', value: (s) => s.form.title },
-    { name: 'folder.name', type: 'text', value: (s) => s.folder.name },
+    { name: 'user.id', type: 'uuid', symbol: 'user' },
+    // Through the submission's profile, as it is now.
+    { name: 'user.first_name', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'first_name' } },
+    { name: 'user.last_name', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'last_name' } },
+    { name: 'user.email', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'email' } },
+    { name: 'form.id', type: 'text', symbol: 'form_id' },
+    { name: 'form.title', type: 'text', symbol: 'form_title' },
+    { name: 'folder.name', type: 'text', symbol: 'folder' },
   ],
   groups: {
     // Both given: the same question must have that id and that answer.

@@ -1,5 +1,6 @@
 /** Every resource the read API serves, and the table definitions they need. */
 import type { TableDefs } from '../readmodel/model.js';
+import { categories } from './categories.js';
 import { formSubmissions } from './form-submissions.js';
 import { opportunities } from './opportunities.js';
 import { profiles } from './profiles.js';
@@ -20,6 +21,7 @@ export const resources = {
 } as const;
 
 export const tableDefs: TableDefs = {
+  category: categories,
   shift: shifts,
   opportunity: opportunities,
   profile: profiles,

@@ -1,6 +1,7 @@
 /** Opportunities (roles): declaration, search parameters and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
+import { categories } from './categories.js';
 import { byCreatedAt, createdAtOrderings } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { FragmentCache, type JsonView, str, ts } from './json.js';
@@ -36,28 +37,25 @@ const withCreatedAt = new FragmentCache<OpportunityRecord, string>({
 export const opportunityJson = (opportunity: OpportunityRecord, view: JsonView): string =>
   withCreatedAt.get(opportunity, view);
 
-const categoryOf = (o: OpportunityRecord, view: ReadView) => view.get('category', o.category_id);
-
 export const opportunities: ResourceDef<'opportunity'> = {
   kind: 'opportunity',
   path: 'opportunities',
   endpoints: { search: true, retrieve: true, filteredList: false },
   ...byCreatedAt,
   columns: { ...byCreatedAt.columns, status: (o) => o.status },
-  symbols: { category: (o) => o.category_id },
+  symbols: {
+    category: (o) => o.category_id,
+    title: (o) => o.title.toLowerCase(),
+    description: (o) => o.description.toLowerCase(),
+  },
   params: [
-    { name: 'id', type: 'uuid', primaryKey: true, value: (o) => o.id },
-    { name: 'title', type: 'text', value: (o) => o.title },
-    { name: 'description', type: 'text', value: (o) => o.description },
+    { name: 'id', type: 'uuid', primaryKey: true },
+    { name: 'title', type: 'text', symbol: 'title' },
+    { name: 'description', type: 'text', symbol: 'description' },
     { name: 'status', type: 'choice', choices: [0, 1, 2], column: 'status' },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
-    { name: 'category.id', aliases: ['category_id'], type: 'uuid', value: (o) => o.category_id, symbol: 'category' },
-    {
-      name: 'category.title',
-      aliases: ['category_title'],
-      type: 'text',
-      value: (o, view) => categoryOf(o, view)?.title,
-    },
+    { name: 'category.id', aliases: ['category_id'], type: 'uuid', symbol: 'category' },
+    { name: 'category.title', aliases: ['category_title'], type: 'text', through: { symbol: 'category', table: () => categories, param: 'title' } },
   ],
   orderings: createdAtOrderings,
   json: opportunityJson,

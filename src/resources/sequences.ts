@@ -4,6 +4,7 @@ import type { SequenceRecord, UserSequenceRecord } from '../../projections/recor
 import { byCreatedAt, createdAtOrderings } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
+import { profiles } from './profiles.js';
 import { userSummaryJson } from './users.js';
 
 function sequenceJson(s: SequenceRecord): string {
@@ -22,12 +23,18 @@ export const sequences: ResourceDef<'sequence'> = {
   path: 'sequences',
   endpoints: { search: true, retrieve: true, filteredList: false },
   ...byCreatedAt,
+  symbols: {
+    title: (s) => s.title.toLowerCase(),
+    description: (s) => s.description.toLowerCase(),
+    status: (s) => s.status.toLowerCase(),
+    display_status: (s) => s.display_status.toLowerCase(),
+  },
   params: [
-    { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
-    { name: 'title', type: 'text', value: (s) => s.title },
-    { name: 'description', type: 'text', value: (s) => s.description },
-    { name: 'status', type: 'text', value: (s) => s.status },
-    { name: 'display_status', type: 'text', value: (s) => s.display_status },
+    { name: 'id', type: 'uuid', primaryKey: true },
+    { name: 'title', type: 'text', symbol: 'title' },
+    { name: 'description', type: 'text', symbol: 'description' },
+    { name: 'status', type: 'text', symbol: 'status' },
+    { name: 'display_status', type: 'text', symbol: 'display_status' },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'created_date', type: 'date', range: true, column: 'created' },
   ],
@@ -59,8 +66,6 @@ function userSequenceJson(u: UserSequenceRecord, view: JsonView): string {
   );
 }
 
-const userOf = (u: UserSequenceRecord, view: ReadView) => view.get('profile', u.user_id);
-
 export const userSequences: ResourceDef<'usersequence'> = {
   kind: 'usersequence',
   path: 'user-sequences',
@@ -68,12 +73,13 @@ export const userSequences: ResourceDef<'usersequence'> = {
   ...byCreatedAt,
   symbols: { user: (u) => u.user_id },
   params: [
-    { name: 'id', type: 'uuid', primaryKey: true, value: (u) => u.id },
+    { name: 'id', type: 'uuid', primaryKey: true },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
-    { name: 'user.id', type: 'uuid', value: (u) => u.user_id, symbol: 'user' },
-    { name: 'user.first_name', type: 'text', value: (u, view) => userOf(u, view)?.first_name },
-    { name: 'user.last_name', type: 'text', value: (u, view) => userOf(u, view)?.last_name },
-    { name: 'user.email', type: 'text', value: (u, view) => userOf(u, view)?.email },
+    { name: 'user.id', type: 'uuid', symbol: 'user' },
+    // Through the user sequence's profile, as it is now.
+    { name: 'user.first_name', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'first_name' } },
+    { name: 'user.last_name', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'last_name' } },
+    { name: 'user.email', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'email' } },
   ],
   json: userSequenceJson,
   nests: ['profile', 'sequence'],

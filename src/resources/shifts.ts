@@ -1,11 +1,10 @@
 /** Shifts: declaration, search parameters, indexes, orderings and JSON. */
-import type { ReadView } from '../../projections/projection.js';
 import type { ShiftRecord } from '../../projections/records.js';
 import { createdAtOrderings } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
 import { type JsonView, str, ts } from './json.js';
-import { opportunityJson } from './opportunities.js';
+import { opportunities, opportunityJson } from './opportunities.js';
 
 function shiftJson(shift: ShiftRecord, view: JsonView): string {
   const opportunity = view.get('opportunity', shift.opportunity_id);
@@ -22,8 +21,6 @@ function shiftJson(shift: ShiftRecord, view: JsonView): string {
   );
 }
 
-const opportunityOf = (s: ShiftRecord, view: ReadView) => view.get('opportunity', s.opportunity_id);
-
 export const shifts: ResourceDef<'shift'> = {
   kind: 'shift',
   path: 'shifts',
@@ -37,7 +34,11 @@ export const shifts: ResourceDef<'shift'> = {
     start_time: (s) => timeOfDay(s.shift_start_at),
     end_time: (s) => timeOfDay(s.shift_end_at),
   },
-  symbols: { opportunity: (s) => s.opportunity_id },
+  symbols: {
+    opportunity: (s) => s.opportunity_id,
+    title: (s) => s.title.toLowerCase(),
+    description: (s) => s.description?.toLowerCase() ?? null,
+  },
   // Each index sorts by its column, then by the default order (start, created, id).
   indexes: [
     { name: 'start', keys: ['start', 'created'] },
@@ -46,13 +47,16 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'spots', keys: ['spots', 'start', 'created'] },
     { name: 'start_time', keys: ['start_time', 'start', 'created'] },
     { name: 'end_time', keys: ['end_time', 'start', 'created'] },
-    // The shifts of one opportunity, in start order (and within a date window: a skip scan of one block).
+    // The shifts of one opportunity (or title, or description), in start
+    // order: within a date window, one block of the index.
     { name: 'opportunity', keys: ['opportunity', 'start', 'created'] },
+    { name: 'title', keys: ['title', 'start', 'created'] },
+    { name: 'description', keys: ['description', 'start', 'created'] },
   ],
   params: [
-    { name: 'id', type: 'uuid', primaryKey: true, value: (s) => s.id },
-    { name: 'title', aliases: ['shift_title'], type: 'text', value: (s) => s.title },
-    { name: 'description', aliases: ['shift_description'], type: 'text', value: (s) => s.description },
+    { name: 'id', type: 'uuid', primaryKey: true },
+    { name: 'title', aliases: ['shift_title'], type: 'text', symbol: 'title' },
+    { name: 'description', aliases: ['shift_description'], type: 'text', symbol: 'description' },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'created_date', aliases: ['created_on'], type: 'date', range: true, column: 'created' },
     { name: 'shift_date', aliases: ['date'], type: 'date', range: true, column: 'start' },
@@ -61,34 +65,11 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'shift_end_at', type: 'timestamp', range: true, column: 'end' },
     { name: 'shift_end_time', aliases: ['end_time'], type: 'time', range: true, column: 'end_time' },
     { name: 'spots', type: 'integer', range: true, column: 'spots' },
-    {
-      name: 'opportunity.id',
-      aliases: ['opportunity_id'],
-      type: 'uuid',
-      value: (s) => s.opportunity_id,
-      symbol: 'opportunity',
-    },
-    {
-      name: 'opportunity.title',
-      aliases: ['opportunity_title'],
-      type: 'text',
-      value: (s, view) => opportunityOf(s, view)?.title,
-    },
-    {
-      name: 'category.id',
-      aliases: ['category_id'],
-      type: 'uuid',
-      value: (s, view) => opportunityOf(s, view)?.category_id,
-    },
-    {
-      name: 'category.title',
-      aliases: ['category_title'],
-      type: 'text',
-      value: (s, view) => {
-        const opportunity = opportunityOf(s, view);
-        return opportunity && view.get('category', opportunity.category_id)?.title;
-      },
-    },
+    { name: 'opportunity.id', aliases: ['opportunity_id'], type: 'uuid', symbol: 'opportunity' },
+    // Through the shift's opportunity, as it is now.
+    { name: 'opportunity.title', aliases: ['opportunity_title'], type: 'text', through: { symbol: 'opportunity', table: () => opportunities, param: 'title' } },
+    { name: 'category.id', aliases: ['category_id'], type: 'uuid', through: { symbol: 'opportunity', table: () => opportunities, param: 'category.id' } },
+    { name: 'category.title', aliases: ['category_title'], type: 'text', through: { symbol: 'opportunity', table: () => opportunities, param: 'category.title' } },
   ],
   orderings: {
     ...createdAtOrderings,

@@ -19,8 +19,9 @@ export const sites: ResourceDef<'site'> = {
   path: 'sites',
   endpoints: { search: false, retrieve: true, filteredList: true },
   ...byCreatedAt,
+  symbols: { title: (s) => s.title.trim().toLowerCase() },
   params: [
-    { name: 'title', type: 'text', value: (s) => s.title.trim() },
+    { name: 'title', type: 'text', symbol: 'title' },
     { name: 'user.id', type: 'uuid', value: (s) => s.user_ids },
   ],
   json: (site) => JSON.stringify(siteBody(site)),

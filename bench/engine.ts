@@ -1,0 +1,84 @@
+/**
+ * npm run build && node dist/bench/engine.js <DATA_DIR> [--queries 12000 --seed <n> --repeat 3]
+ *
+ * The search engine alone on the random mix (random-mix.ts), with no HTTP:
+ * over a DATA_DIR made by `npm run bench -- --prepare` (or kept by
+ * `--keep`), the read model is loaded as a start-up loads it, each query
+ * parsed by its endpoint's query schema, counted, given a page drawn up to
+ * its last, and searched `--repeat` times (the median kept). Prints the
+ * time per query by class (median, p99, max), the slowest queries, and the
+ * mean — what a server pays for the engine on top of parsing, JSON and the
+ * socket.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import type { Kind, Records } from '../projections/records.js';
+import { sha256 } from '../src/http/auth.js';
+import { offsetOf } from '../src/http/pagination.js';
+import { search } from '../src/query/engine.js';
+import type { ResourceDef } from '../src/query/resource.js';
+import { searchSchema } from '../src/query/schema.js';
+import { resources } from '../src/resources/index.js';
+import { openRuntime } from '../src/runtime.js';
+import { mulberry32 } from '../scripts/random.js';
+import type { BenchData } from './generate.js';
+import { randomQueries, withPage } from './random-mix.js';
+import { classTable, heaviest, slowest } from './report.js';
+
+const { values, positionals } = parseArgs({
+  options: {
+    queries: { type: 'string', default: '12000' },
+    seed: { type: 'string' },
+    repeat: { type: 'string', default: '3' },
+  },
+  allowPositionals: true,
+});
+const dir = positionals[0];
+if (!dir) throw new Error('usage: engine.js <DATA_DIR made by npm run bench -- --prepare>');
+const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+const REPEAT = Number(values.repeat);
+
+const data = JSON.parse(readFileSync(join(dir, 'bench-data.json'), 'utf8')) as BenchData;
+const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined });
+const loadStarted = performance.now();
+await runtime.projector.load();
+const { model } = runtime;
+model.flush();
+console.log(`read model loaded in ${Math.round(performance.now() - loadStarted)} ms; seed ${seed}`);
+
+type AnyDef = ResourceDef<Kind>;
+const byPath = new Map<string, { def: AnyDef; schema: ReturnType<typeof searchSchema<Kind, Records[Kind]>> }>();
+for (const def of Object.values(resources) as AnyDef[]) byPath.set(def.path, { def, schema: searchSchema(def) });
+const institutionOf = data.keys.map((key) => model.apiKey(sha256(key))!.institution_id);
+
+const queries = randomQueries(data, Number(values.queries), seed);
+const rand = mulberry32(seed ^ 0x5eed);
+const timings: Array<{ ms: number; cls: string; path: string; count: number }> = [];
+const started = performance.now();
+for (const q of queries) {
+  const url = new URL(q.path, 'http://bench');
+  const { def, schema } = byPath.get(url.pathname.split('/')[2]!)!;
+  const parsed = schema.safeParse(Object.fromEntries(url.searchParams));
+  if (!parsed.success) throw new Error(`${q.path}: ${parsed.error.message}`);
+  const table = model.table(def.kind, institutionOf[q.institution]!);
+  const { count } = search(table, parsed.data, 0, 1, model, def.groups);
+  const paged = withPage(q, count, rand);
+  const query = schema.parse(Object.fromEntries(new URL(paged.path, 'http://bench').searchParams));
+  const runs: number[] = [];
+  for (let r = 0; r < REPEAT; r++) {
+    const t0 = performance.now();
+    search(table, query, offsetOf(query), query.limit, model, def.groups);
+    runs.push(performance.now() - t0);
+  }
+  runs.sort((a, b) => a - b);
+  timings.push({ ms: runs[runs.length >> 1]!, cls: paged.cls, path: paged.path, count });
+}
+const wall = performance.now() - started;
+await runtime.close();
+
+const total = timings.reduce((a, t) => a + t.ms, 0);
+console.log(`${timings.length} queries (${new Set(timings.map((t) => t.path)).size} distinct), engine time mean ${(1000 * total / timings.length).toFixed(1)} µs; wall ${(wall / 1000).toFixed(1)} s`);
+classTable(timings, 40);
+heaviest(timings, 25);
+slowest(timings, 15);

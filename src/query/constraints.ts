@@ -1,0 +1,200 @@
+/**
+ * A query's filters as constraints on a table's columns: half-open ranges
+ * of integers on numeric columns (microseconds, days scaled to
+ * microseconds, spots, times of day, 0/1 for booleans), sets of codes on
+ * symbol columns (a text in lower case, an id, the ids a relation filter
+ * found), and tests of rows for values a record holds several of. Several
+ * filters on one column are one constraint (their intersection).
+ */
+import type { Kind } from '../../projections/records.js';
+import type { Identified } from '../readmodel/sorted-index.js';
+import type { Table } from '../readmodel/table.js';
+import { MICROS_PER_DAY } from '../time.js';
+import type { SearchView } from './engine.js';
+import type { MatchParam, ParamDef, RangeParam, ResourceDef, SearchableTable } from './resource.js';
+import type { Filter, Operator } from './schema.js';
+
+export interface RangeConstraint {
+  readonly kind: 'range';
+  readonly column: string;
+  lo: number;
+  hi: number;
+}
+
+export interface CodesConstraint {
+  readonly kind: 'codes';
+  readonly column: string;
+  /** Ascending, each once. */
+  codes: readonly number[];
+}
+
+export interface TestConstraint {
+  readonly kind: 'test';
+  readonly test: (row: number) => boolean;
+}
+
+export type Constraint = RangeConstraint | CodesConstraint | TestConstraint;
+
+export type Groups<R extends Identified> = ResourceDef<Kind, R>['groups'];
+
+export interface Constraints {
+  readonly constraints: Constraint[];
+  /** Set when the query names the record's id. */
+  readonly id: string | undefined;
+}
+
+/** The half-open integer interval [lo, hi) of column values an operator admits. */
+export function intervalOf(type: RangeParam<unknown>['type'] | 'choice', op: Operator, value: number): [number, number] {
+  const [first, next] = type === 'date' ? [value * MICROS_PER_DAY, (value + 1) * MICROS_PER_DAY] : [value, value + 1];
+  switch (op) {
+    case 'eq':
+      return [first, next];
+    case 'gt':
+      return [next, Infinity];
+    case 'gte':
+      return [first, Infinity];
+    case 'lt':
+      return [-Infinity, first];
+    case 'lte':
+      return [-Infinity, next];
+  }
+}
+
+const intersect = (a: readonly number[], b: readonly number[]) => {
+  const set = new Set(b);
+  return a.filter((code) => set.has(code));
+};
+
+/** The constraints of these filters on `table`; undefined when no record can match. */
+export function constraintsOf<R extends Identified>(
+  filters: readonly Filter<R>[],
+  table: Table<R>,
+  view: SearchView,
+  groups: Groups<R> | SearchableTable['groups'],
+): Constraints | undefined {
+  const constraints: Constraint[] = [];
+  const byColumn = new Map<string, RangeConstraint | CodesConstraint>();
+  const grouped = new Map<string, Map<string, string>>();
+  let id: string | undefined;
+  let none = false;
+  const range = (column: string, lo: number, hi: number) => {
+    const known = byColumn.get(column) as RangeConstraint | undefined;
+    if (known) {
+      known.lo = Math.max(known.lo, lo);
+      known.hi = Math.min(known.hi, hi);
+    } else {
+      const made: RangeConstraint = { kind: 'range', column, lo, hi };
+      byColumn.set(column, made);
+      constraints.push(made);
+    }
+  };
+  const codes = (column: string, found: readonly number[]) => {
+    const known = byColumn.get(column) as CodesConstraint | undefined;
+    if (known) known.codes = intersect(known.codes, found);
+    else {
+      const made: CodesConstraint = { kind: 'codes', column, codes: [...new Set(found)].sort((a, b) => a - b) };
+      byColumn.set(column, made);
+      constraints.push(made);
+    }
+  };
+  for (const { param, op, value } of filters) {
+    switch (param.type) {
+      case 'text':
+      case 'uuid': {
+        const wanted = String(value).toLowerCase();
+        if (param.group !== undefined) {
+          const values = grouped.get(param.group) ?? new Map<string, string>();
+          values.set(param.name, wanted);
+          grouped.set(param.group, values);
+        } else if (param.primaryKey) {
+          if (id !== undefined && id !== wanted) none = true;
+          id = wanted;
+        } else if (param.symbol !== undefined) {
+          const code = table.code(param.symbol, wanted);
+          codes(param.symbol, code === undefined ? [] : [code]);
+        } else if (param.through !== undefined) {
+          codes(param.through.symbol, relatedCodes(table, param.through, wanted, view));
+        } else constraints.push({ kind: 'test', test: valueTest(table, param, wanted, view) });
+        break;
+      }
+      case 'boolean':
+        range(param.column, value ? 1 : 0, value ? 2 : 1);
+        break;
+      default: {
+        const [lo, hi] = intervalOf(param.type, op, value as number);
+        range(param.column, lo, hi);
+      }
+    }
+  }
+  for (const [group, wanted] of grouped) {
+    const matches = groups?.[group] as ((record: R, wanted: ReadonlyMap<string, string>, view: SearchView) => boolean) | undefined;
+    if (!matches) throw new Error(`no group ${group}`);
+    constraints.push({ kind: 'test', test: (row) => matches(table.record(row), wanted, view) });
+  }
+  for (const c of byColumn.values()) if (c.kind === 'range' ? c.lo >= c.hi : c.codes.length === 0) none = true;
+  return none ? undefined : { constraints, id };
+}
+
+/** A test of a value the record holds several of (any may match), compared in lower case. */
+function valueTest<R extends Identified>(table: Table<R>, param: MatchParam<R>, wanted: string, view: SearchView) {
+  const get = param.value;
+  if (!get) throw new Error(`parameter ${param.name} has no symbol, relation or value`);
+  return (row: number) => {
+    const v = get(table.record(row), view);
+    if (typeof v === 'string') return v === wanted || v.toLowerCase() === wanted;
+    return Array.isArray(v) && v.some((x: string) => x === wanted || x.toLowerCase() === wanted);
+  };
+}
+
+/**
+ * The codes, in `table`'s relation column, of the related records that
+ * the relation's filter matches with this value: a search of the related
+ * table (of the same institution).
+ */
+function relatedCodes<R extends Identified>(
+  table: Table<R>,
+  through: NonNullable<MatchParam<R>['through']>,
+  wanted: string,
+  view: SearchView,
+): number[] {
+  const related = through.table();
+  const other = view.table(related.kind, table.institution) as Table<Identified> | undefined;
+  const param = related.params.find((p) => p.name === through.param) as ParamDef<Identified> | undefined;
+  if (!other || !param) return [];
+  const found = constraintsOf([{ param, op: 'eq', value: wanted, sent: param.name }], other, view, related.groups);
+  if (!found) return [];
+  const out: number[] = [];
+  const add = (row: number) => {
+    const code = table.code(through.symbol, other.idOf(row));
+    if (code !== undefined) out.push(code);
+  };
+  if (found.id !== undefined) {
+    const row = other.rowOf(found.id);
+    if (row !== undefined) add(row);
+    return out;
+  }
+  // Related tables are small (an institution's opportunities, categories, profiles): a scan.
+  const checks = found.constraints.map((c) => checkOfConstraint(other, c));
+  for (const row of other.liveRows()) if (checks.every((check) => check(row))) add(row);
+  return out;
+}
+
+/** Whether a row satisfies a constraint. */
+export function checkOfConstraint(table: Pick<Table<Identified>, 'column'>, c: Constraint): (row: number) => boolean {
+  if (c.kind === 'test') return c.test;
+  const values = table.column(c.column);
+  if (c.kind === 'range') {
+    const { lo, hi } = c;
+    return (row) => {
+      const v = values[row]!;
+      return v >= lo && v < hi;
+    };
+  }
+  if (c.codes.length === 1) {
+    const code = c.codes[0]!;
+    return (row) => values[row] === code;
+  }
+  const member = new Uint8Array(c.codes[c.codes.length - 1]! + 1);
+  for (const code of c.codes) member[code] = 1;
+  return (row) => member[values[row]!] === 1;
+}

@@ -1,0 +1,129 @@
+/**
+ * Ways to the page of a search, given its candidate rows (see
+ * candidates.ts) and the order asked for: a slice of blocks that follow one
+ * another in the order; a selection across blocks each in the order; a sort
+ * of rows by their positions in the order; a walk of the order testing each
+ * row.
+ */
+import type { SortedIndex } from '../readmodel/sorted-index.js';
+import { type Candidate, type Check, passes } from './candidates.js';
+import type { SearchResult } from './engine.js';
+
+/** The rows of a candidate's blocks. */
+export function rowsOf({ index, blocks, size }: Candidate): Uint32Array {
+  const out = new Uint32Array(size);
+  let n = 0;
+  for (let b = 0; b < blocks.length; b += 2) {
+    out.set(index.order.subarray(blocks[b]!, blocks[b + 1]!), n);
+    n += blocks[b + 1]! - blocks[b]!;
+  }
+  return out;
+}
+
+/** The page of blocks that follow one another in the order (reversed: from the end). */
+export function slice(index: SortedIndex, blocks: readonly number[], size: number, descending: boolean, offset: number, limit: number): SearchResult {
+  const rows = index.order;
+  const page: number[] = [];
+  const nBlocks = blocks.length / 2;
+  let skipped = 0;
+  for (let j = 0; j < nBlocks && page.length < limit; j++) {
+    const b = 2 * (descending ? nBlocks - 1 - j : j);
+    const from = blocks[b]!;
+    const to = blocks[b + 1]!;
+    const total = to - from;
+    if (skipped + total <= offset) {
+      skipped += total;
+      continue;
+    }
+    for (let k = Math.max(offset - skipped, 0); k < total && page.length < limit; k++) page.push(rows[descending ? to - 1 - k : from + k]!);
+    skipped += total;
+  }
+  return { count: size, rows: page };
+}
+
+/** The page of `matches` (all `count` of them, or the first thresholds.maxSorted) by their positions in the order. */
+export function sortedPage(order: SortedIndex, matches: ArrayLike<number>, count: number, descending: boolean, offset: number, limit: number): number[] {
+  const ranks = order.ranks();
+  const positions = new Uint32Array(matches.length);
+  for (let i = 0; i < matches.length; i++) positions[i] = ranks[matches[i]!]!;
+  positions.sort();
+  const page: number[] = [];
+  const wanted = Math.min(offset + limit, count);
+  for (let k = offset; k < wanted; k++) page.push(order.order[positions[descending ? count - 1 - k : k]!]!);
+  return page;
+}
+
+/** The page of the rows of a candidate in order (or reversed) that pass the checks, walking until it is full. */
+export function walkPage(walk: Candidate, checks: readonly Check[], descending: boolean, offset: number, limit: number): number[] {
+  const rows = walk.index.order;
+  const { blocks } = walk;
+  const nBlocks = blocks.length / 2;
+  const page: number[] = [];
+  let count = 0;
+  for (let j = 0; j < nBlocks; j++) {
+    const b = 2 * (descending ? nBlocks - 1 - j : j);
+    const from = blocks[b]!;
+    const to = blocks[b + 1]!;
+    for (let k = 0; k < to - from; k++) {
+      const row = rows[descending ? to - 1 - k : from + k]!;
+      if (!passes(checks, row)) continue;
+      if (count++ >= offset) {
+        page.push(row);
+        if (page.length === limit) return page;
+      }
+    }
+  }
+  return page;
+}
+
+/**
+ * The page of an exact candidate whose blocks are each in the order (a
+ * block of one opportunity, in start order), without reading its rows: the
+ * first row of the page is the one whose position in the order has exactly
+ * `skip` rows of the blocks before it, found by a binary search over
+ * positions that counts, in each block, the rows before a position by
+ * binary search; then the blocks are merged from there.
+ */
+export function selectAcross(candidate: Candidate, order: SortedIndex, descending: boolean, offset: number, limit: number): number[] {
+  const ranks = order.ranks();
+  const rows = candidate.index.order;
+  const { blocks, size } = candidate;
+  const n = blocks.length / 2;
+  const take = Math.min(limit, size - offset);
+  const skip = descending ? size - offset - take : offset;
+  /** In block j, the first position whose row is at `rank` or after in the order. */
+  const boundIn = (j: number, rank: number) => {
+    let lo = blocks[2 * j]!;
+    let hi = blocks[2 * j + 1]!;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (ranks[rows[mid]!]! < rank) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  };
+  // The smallest rank with more than `skip` rows of the blocks at or before it.
+  let lo = 0;
+  let hi = order.size;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    let before = 0;
+    for (let j = 0; j < n; j++) before += boundIn(j, mid + 1) - blocks[2 * j]!;
+    if (before > skip) hi = mid;
+    else lo = mid + 1;
+  }
+  // Ranks are distinct: exactly `skip` rows of the blocks are before that rank; merge from there.
+  const heads = Array.from({ length: n }, (_, j) => boundIn(j, lo));
+  const page: number[] = [];
+  for (let got = 0; got < take; got++) {
+    let next = -1;
+    for (let j = 0; j < n; j++) {
+      if (heads[j]! >= blocks[2 * j + 1]!) continue;
+      if (next < 0 || ranks[rows[heads[j]!]!]! < ranks[rows[heads[next]!]!]!) next = j;
+    }
+    page.push(rows[heads[next]!]!);
+    heads[next]!++;
+  }
+  // A descending page is the ascending one before it, read from its end.
+  return descending ? page.reverse() : page;
+}

@@ -1,0 +1,103 @@
+/**
+ * Each way to a page against a brute-force sort, on its own (the engine
+ * picks one by cost, so small data would meet some of them seldom): random
+ * shifts with many ties, a random set of opportunities and a date range as
+ * constraints, every ordering of shifts, ascending and descending, any page.
+ * The selection across blocks each in the order, the sort of rows by their
+ * positions in it and the walk of the order testing each row must all give
+ * the rows a sort of the matches gives.
+ */
+import fc from 'fast-check';
+import t from 'tap';
+import { put } from '../projections/projection.js';
+import type { ShiftRecord } from '../projections/records.js';
+import { type Candidate, candidatesOf, checkOf, inOrder } from '../src/query/candidates.js';
+import type { Constraint } from '../src/query/constraints.js';
+import { rowsOf, selectAcross, sortedPage, walkPage } from '../src/query/pages.js';
+import { ReadModel } from '../src/readmodel/model.js';
+import { tableDefs } from '../src/resources/index.js';
+import { shifts } from '../src/resources/shifts.js';
+import { MICROS_PER_DAY } from '../src/time.js';
+
+const INSTITUTION = '00000000-0000-4000-8000-000000000001';
+const opportunity = (n: number) => `10000000-0000-4000-8000-${String(n).padStart(12, '0')}`;
+
+const shiftArb = fc.record({
+  opportunity: fc.integer({ min: 0, max: 5 }),
+  day: fc.integer({ min: 0, max: 6 }),
+  hour: fc.integer({ min: 0, max: 3 }),
+  created: fc.integer({ min: 0, max: 3 }),
+  spots: fc.integer({ min: 1, max: 4 }),
+  length: fc.integer({ min: 1, max: 3 }),
+});
+
+const shiftOf = (s: typeof shiftArb extends fc.Arbitrary<infer T> ? T : never, i: number): ShiftRecord => {
+  const start = (20_500 + s.day) * MICROS_PER_DAY + s.hour * 3_600_000_000;
+  return {
+    id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
+    institution_id: INSTITUTION,
+    opportunity_id: opportunity(s.opportunity),
+    title: 'Shift',
+    description: null,
+    shift_start_at: start,
+    shift_end_at: start + s.length * 3_600_000_000,
+    spots: s.spots,
+    location: '',
+    spots_reserved: 0,
+    removed: false,
+    created_at: s.created * 60_000_000,
+    updated_at: s.created * 60_000_000,
+  };
+};
+
+t.test('every way to a page gives the rows of a sort of the matches', async (t) => {
+  let each = 0;
+  let compared = 0;
+  fc.assert(
+    fc.property(
+      fc.array(shiftArb, { minLength: 1, maxLength: 300 }),
+      fc.subarray([0, 1, 2, 3, 4, 5], { minLength: 1 }),
+      fc.tuple(fc.integer({ min: 0, max: 7 }), fc.integer({ min: 0, max: 7 })),
+      fc.constantFrom(...Object.keys(shifts.orderings)),
+      fc.integer({ min: 1, max: 12 }),
+      fc.nat(),
+      (seeds, opportunities, [d0, d1], ordering, limit, at) => {
+        const model = new ReadModel(tableDefs);
+        seeds.forEach((seed, i) => model.apply(put('shift', shiftOf(seed, i))));
+        model.flush();
+        const table = model.table('shift', INSTITUTION)!;
+        const { index, descending } = shifts.orderings[ordering]!;
+        const order = table.index(index);
+        const codes = opportunities.flatMap((n) => table.code('opportunity', opportunity(n)) ?? []).sort((a, b) => a - b);
+        const days: Constraint = { kind: 'range', column: 'start', lo: (20_500 + Math.min(d0, d1)) * MICROS_PER_DAY, hi: (20_500 + Math.max(d0, d1)) * MICROS_PER_DAY };
+        const constraints: Constraint[] = [{ kind: 'codes', column: 'opportunity', codes }, days];
+        const checks = constraints.map((c) => checkOf(table, c));
+        const ranks = order.ranks();
+        const matches = [...table.liveRows()].filter((row) => checks.every((check) => check(row))).sort((a, b) => ranks[a]! - ranks[b]!);
+        if (descending) matches.reverse();
+        const offset = matches.length === 0 ? 0 : at % matches.length;
+        const expected = matches.slice(offset, offset + limit);
+
+        const exact = candidatesOf(table, constraints, order).filter((c) => c.covers.size === constraints.length);
+        const byOpportunity = exact.find((c) => c.index.def.name === 'opportunity') as Candidate;
+        if (byOpportunity.size !== matches.length) throw new Error(`candidate of ${byOpportunity.size} rows, ${matches.length} match`);
+        const whole: Candidate = { index: order, blocks: [0, order.size], size: order.size, covers: new Set(), fixed: 0 };
+        const pages: Array<[string, number[]]> = [
+          ['sort', sortedPage(order, rowsOf(byOpportunity), matches.length, descending, offset, limit)],
+          ['walk', walkPage(whole, checks, descending, offset, limit)],
+        ];
+        if (matches.length > 0 && inOrder(byOpportunity, order) !== false) {
+          each++;
+          pages.push(['selection across blocks', selectAcross(byOpportunity, order, descending, offset, limit)]);
+        }
+        for (const [name, page] of pages) {
+          if (page.join() !== expected.join()) throw new Error(`${name} (${ordering}, offset ${offset}): ${page.join()} expected ${expected.join()}`);
+          compared++;
+        }
+      },
+    ),
+    { numRuns: 400 },
+  );
+  t.ok(each > 50, `${each} selections across blocks each in start order`);
+  t.ok(compared > 700, `${compared} pages compared`);
+});
