@@ -4,6 +4,7 @@ import type { Runtime } from '../runtime.js';
 import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
 import { QueryStringCache } from './query-strings.js';
+import { workInBackground } from '../readmodel/background.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -15,5 +16,7 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   });
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
   await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl });
+  const background = workInBackground(runtime.model);
+  server.addHook('onClose', async () => background.stop());
   return server;
 }

@@ -26,7 +26,7 @@ import type { ReadView } from '../../projections/projection.js';
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { type Candidate, candidatesOf, checkOf, inOrder, passes } from './candidates.js';
-import { rowsOf, selectAcross, slice, sortedPage, walkPage } from './pages.js';
+import { rankPage, rowsOf, selectAcross, slice, sortedPage, walkPage } from './pages.js';
 import { constraintsOf, type Groups } from './constraints.js';
 import type { SearchQuery } from './schema.js';
 
@@ -48,11 +48,13 @@ const SORT_COST_PER_COMPARISON = 0.5;
 
 /**
  * Where the engine changes strategy: matches collected for sorting, at most
- * (`maxSorted`), and the rows below which blocks each in the order are
- * paged by sorting them rather than by a selection across them (`small`).
+ * (`maxSorted`); the rows below which blocks each in the order are paged by
+ * sorting them rather than by a selection across them (`small`); the cost
+ * (rows read) from which a page out of order wants a rank matrix
+ * (`rankFrom`).
  * Tests lower them, so that small data meets every strategy.
  */
-export const thresholds = { maxSorted: 50_000, small: 512 };
+export const thresholds = { maxSorted: 50_000, small: 512, rankFrom: 2_000 };
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -105,6 +107,15 @@ export function search<R extends Identified>(
     }
     consider(sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, ordering.descending, offset, limit) }));
     consider(walkCost(wanted, count), () => ({ count, rows: walkPage(walk, walkChecks, ordering.descending, offset, limit) }));
+    // Out of order and dear either way: the rank matrix of its index by positions in the order (made in the background once wanted).
+    const rankCost = blocks * 4 * Math.log2(order.size + 1) + (Math.min(limit, count) * order.size) / count;
+    if (inOrder(candidate, order) === false && best!.cost > Math.max(rankCost, thresholds.rankFrom)) {
+      const matrix = table.ranks.get(candidate.index, order);
+      if (matrix) {
+        const checks = constraints.map((c) => checkOf(table, c));
+        consider(rankCost, () => ({ count, rows: rankPage(matrix, candidate, order, checks, ordering.descending, offset, limit) }));
+      }
+    }
   }
   if (best) return best.answer();
 

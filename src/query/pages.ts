@@ -1,10 +1,11 @@
 /**
  * Ways to the page of a search, given its candidate rows (see
  * candidates.ts) and the order asked for: a slice of blocks that follow one
- * another in the order; a selection across blocks each in the order; a sort
- * of rows by their positions in the order; a walk of the order testing each
- * row.
+ * another in the order; a selection across blocks each in the order; a
+ * rank matrix's k-th positions in the order; a sort of rows by their
+ * positions in the order; a walk of the order testing each row.
  */
+import type { RankMatrix } from '../readmodel/rank-matrix.js';
 import type { SortedIndex } from '../readmodel/sorted-index.js';
 import { type Candidate, type Check, passes } from './candidates.js';
 import type { SearchResult } from './engine.js';
@@ -127,3 +128,42 @@ export function selectAcross(candidate: Candidate, order: SortedIndex, descendin
   // A descending page is the ascending one before it, read from its end.
   return descending ? page.reverse() : page;
 }
+
+/**
+ * The page of an exact candidate (its rows are those passing `checks`) in
+ * an order its blocks are not in, by the rank matrix of its index by
+ * positions in the order: the first and last rows of the page are the
+ * k-th smallest positions of the blocks' rows there, found in O(log n);
+ * the rows between are the order's between them that pass the checks (or,
+ * when those are sparse, each k-th again).
+ */
+export function rankPage(
+  matrix: RankMatrix,
+  candidate: Candidate,
+  order: SortedIndex,
+  checks: readonly Check[],
+  descending: boolean,
+  offset: number,
+  limit: number,
+): number[] {
+  const { blocks, size } = candidate;
+  const take = Math.min(limit, size - offset);
+  if (take <= 0) return [];
+  const first = descending ? size - offset - take : offset;
+  const from = matrix.kth(blocks, first);
+  const to = take === 1 ? from : matrix.kth(blocks, first + take - 1);
+  const rows = order.order;
+  const page: number[] = [];
+  if (to - from < take * SPARSE) {
+    for (let p = from; p <= to; p++) {
+      const row = rows[p]!;
+      if (passes(checks, row)) page.push(row);
+    }
+  } else {
+    for (let k = first; k < first + take; k++) page.push(rows[k === first ? from : k === first + take - 1 ? to : matrix.kth(blocks, k)]!);
+  }
+  return descending ? page.reverse() : page;
+}
+
+/** Rows of the order between the page's first and last, per row of the page, past which each is found by its own k-th. */
+const SPARSE = 16;

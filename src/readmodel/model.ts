@@ -206,6 +206,21 @@ export class ReadModel implements JsonView {
     this.flush();
   }
 
+  /**
+   * Make the rank matrices searches wanted (OrderRanks), until `deadline`
+   * (performance.now(), ms). Whether there is more to do now.
+   */
+  buildRanks(deadline: number): boolean {
+    let more = false;
+    for (const byInstitution of this.tables.values()) {
+      for (const table of byInstitution.values()) {
+        if (performance.now() >= deadline) return true;
+        if (table.ranks.work(deadline)) more = true;
+      }
+    }
+    return more;
+  }
+
   /** Bring every index up to date (after a batch of changes). */
   flush(): void {
     for (const table of this.dirty) table.flush();

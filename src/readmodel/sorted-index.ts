@@ -55,6 +55,8 @@ export class SortedIndex {
   private readonly fences: (Float64Array | undefined)[] = [];
   /** Binary searches since the last change. */
   private searches = 0;
+  /** Moves on every change of the order (what is derived from it checks it). */
+  version = 0;
 
   /** Binary searches an index answers unchanged before it makes its fences (tests lower it). */
   static fenceAfter = 4096;
@@ -334,6 +336,7 @@ export class SortedIndex {
 
   /** What is derived from the order is made again when next asked for. */
   private changed(): void {
+    this.version++;
     this.positions = undefined;
     this.runEnds.clear();
     this.fences.length = 0;

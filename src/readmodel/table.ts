@@ -10,6 +10,7 @@
  * when an index is next read or the projector has caught up.
  */
 import { FragmentStore } from './fragment-store.js';
+import { OrderRanks } from './order-ranks.js';
 import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
 /** A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted. */
@@ -68,6 +69,8 @@ export class Table<R extends Identified> implements RowSource {
   private readonly onSymbols: boolean;
   /** Whether the symbol codes are those of a snapshot (seedSymbols). */
   private symbolsSeeded = false;
+  /** Rank matrices of one index's rows by their positions in another (see OrderRanks). */
+  readonly ranks = new OrderRanks();
 
   /** `institution`: whose records the table holds (what relation filters search in). */
   constructor(
@@ -261,6 +264,7 @@ export class Table<R extends Identified> implements RowSource {
 
   flush(): void {
     if (this.addedRows.length === 0 && this.removedRows.length === 0) return;
+    this.ranks.changed();
     const pending = this.pending;
     const removed = this.removedRows;
     const added: number[] = [];

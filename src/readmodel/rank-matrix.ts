@@ -1,0 +1,148 @@
+/**
+ * A wavelet matrix over a sequence of integers: the positions of one sorted
+ * index, each holding its row's position in another (the index of the
+ * order asked for). For rows that are blocks of the first index (what a
+ * query's constraints select), it finds the k-th smallest position in the
+ * order — the k-th row of the selection in that order — reading two rank
+ * counts per level and block: O(log n), whatever the selection's size.
+ *
+ * Built a level at a time (`RankMatrixBuilder.step`), so that a build can
+ * yield to requests between levels.
+ */
+
+/** Ones in a 32-bit word. */
+function popcount(x: number): number {
+  x -= (x >>> 1) & 0x55555555;
+  x = (x & 0x33333333) + ((x >>> 2) & 0x33333333);
+  return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
+}
+
+/** One level: a bit per position, and the ones before each 32-bit word. */
+interface Level {
+  readonly words: Uint32Array;
+  readonly before: Uint32Array;
+  /** Zeros in the level (where the ones' positions start on the next level). */
+  readonly zeros: number;
+}
+
+function onesBefore(level: Level, position: number): number {
+  const word = position >>> 5;
+  const bit = position & 31;
+  const before = level.before[word]!;
+  return bit === 0 ? before : before + popcount(level.words[word]! & (0xffffffff >>> (32 - bit)));
+}
+
+export class RankMatrix {
+  private constructor(
+    readonly length: number,
+    /** Most significant bit first. */
+    private readonly levels: readonly Level[],
+  ) {}
+
+  /** Bytes held. */
+  get bytes(): number {
+    return this.levels.reduce((a, l) => a + l.words.byteLength + l.before.byteLength, 0);
+  }
+
+  /**
+   * The k-th smallest value (0-based) held at the positions of the blocks
+   * `[from, to)` (pairs, `blocks`): each level narrows every block to its
+   * values on the side the k-th is on.
+   */
+  kth(blocks: readonly number[], k: number): number {
+    const at = Float64Array.from(blocks);
+    const ones = new Float64Array(at.length);
+    const bits = this.levels.length;
+    let value = 0;
+    for (let l = 0; l < bits; l++) {
+      const level = this.levels[l]!;
+      let zeros = 0;
+      for (let i = 0; i < at.length; i += 2) {
+        const a = (ones[i] = onesBefore(level, at[i]!));
+        const b = (ones[i + 1] = onesBefore(level, at[i + 1]!));
+        zeros += at[i + 1]! - at[i]! - (b - a);
+      }
+      if (k < zeros) {
+        // Among the zeros of this level: a position's place there is the zeros before it.
+        for (let i = 0; i < at.length; i++) at[i] = at[i]! - ones[i]!;
+      } else {
+        // Among the ones, which come after every zero.
+        k -= zeros;
+        value += 2 ** (bits - 1 - l);
+        for (let i = 0; i < at.length; i++) at[i] = level.zeros + ones[i]!;
+      }
+    }
+    return value;
+  }
+
+  /** A matrix of these values (each below 2^bits) in one go (see RankMatrixBuilder). */
+  static of(values: Uint32Array, bits: number): RankMatrix {
+    const builder = new RankMatrixBuilder(values, bits);
+    while (!builder.step());
+    return builder.result();
+  }
+
+  /** @internal (the builder makes it) */
+  static made(length: number, levels: readonly Level[]): RankMatrix {
+    return new RankMatrix(length, levels);
+  }
+}
+
+/** Builds a RankMatrix a level at a time: each step reads and writes every value once. */
+export class RankMatrixBuilder {
+  private current: Uint32Array;
+  private next: Uint32Array;
+  private readonly levels: Level[] = [];
+
+  /** `values` is consumed (reordered). */
+  constructor(
+    values: Uint32Array,
+    private readonly bits: number,
+  ) {
+    this.current = values;
+    this.next = new Uint32Array(values.length);
+  }
+
+  /** Make the next level; true once every level is made. */
+  step(): boolean {
+    const l = this.levels.length;
+    if (l >= this.bits) return true;
+    const shift = this.bits - 1 - l;
+    const n = this.current.length;
+    const words = new Uint32Array((n >>> 5) + 1);
+    const before = new Uint32Array(words.length);
+    const cur = this.current;
+    let zeros = 0;
+    for (let i = 0; i < n; i++) if (((cur[i]! >>> shift) & 1) === 0) zeros++;
+    const next = this.next;
+    let z = 0;
+    let o = zeros;
+    for (let i = 0; i < n; i++) {
+      const v = cur[i]!;
+      if (((v >>> shift) & 1) === 0) next[z++] = v;
+      else {
+        words[i >>> 5]! |= 1 << (i & 31);
+        next[o++] = v;
+      }
+    }
+    let ones = 0;
+    for (let w = 0; w < words.length; w++) {
+      before[w] = ones;
+      ones += popcount(words[w]!);
+    }
+    this.levels.push({ words, before, zeros });
+    this.current = next;
+    this.next = cur;
+    return this.levels.length >= this.bits;
+  }
+
+  result(): RankMatrix {
+    if (this.levels.length < this.bits) throw new Error('the matrix is not built yet');
+    return RankMatrix.made(this.current.length, this.levels);
+  }
+}
+
+/** Bits enough for every value below `n`. */
+export function bitsFor(n: number): number {
+  return Math.max(1, Math.ceil(Math.log2(n + 1)));
+}
