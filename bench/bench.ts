@@ -23,6 +23,9 @@ import { QUERY_STRINGS_REMEMBERED } from '../src/http/query-strings.js';
 import { openEventStore } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { mixRequests } from './mix.js';
+import { randomQueries, withPage } from './random-mix.js';
+import { classTable, slowest as slowestQueries, type Timing } from './report.js';
+import { mulberry32 } from '../scripts/random.js';
 
 const { values } = parseArgs({
   options: {
@@ -54,6 +57,9 @@ const { values } = parseArgs({
     reuse: { type: 'string' },
     /** Only make the data directory (import, rebuild, bench-data.json) and keep it, for --reuse and stages.js. */
     prepare: { type: 'boolean', default: false },
+    /** The random mix: how many distinct queries, and the seed (a fresh one when not given; printed). */
+    queries: { type: 'string', default: '12000' },
+    seed: { type: 'string' },
   },
 });
 const SHIFTS = Number(values.shifts);
@@ -359,7 +365,82 @@ report(
     `/ constant route: ${fmt(100 * median(freshRounds.map((r) => r.fresh.rps / r.constant.rps)), 1)} % (median of ${FRESH_ROUNDS} rounds of ${SECONDS} s)`,
 );
 
-// 5. The mix again while another process appends events to the log.
+// 5. The random mix: queries drawn from the whole parameter space (random-mix.ts), pages up to the last.
+{
+  const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+  const queries = randomQueries(data, Number(values.queries), seed);
+  const json = async (path: string, key: string) => (await (await fetch(base + path, { headers: { 'api-key': key } })).json()) as { count: number };
+  /** Run `work` over `items`, `n` at a time. */
+  const pool = async <T, U>(items: readonly T[], n: number, work: (item: T) => Promise<U>): Promise<U[]> => {
+    const out: U[] = new Array(items.length);
+    let next = 0;
+    await Promise.all(Array.from({ length: n }, async () => {
+      while (next < items.length) {
+        const i = next++;
+        out[i] = await work(items[i]!);
+      }
+    }));
+    return out;
+  };
+  const counts = await pool(queries, 8, async (q) => (await json(q.path, q.key)).count);
+  const rand = mulberry32(seed ^ 0x5eed);
+  const paged = queries.map((q, i) => ({ ...withPage(q, counts[i]!, rand), key: q.key, count: counts[i]! }));
+  // Each once (what the server would have been asked before), then what those wanted made, then each alone.
+  await pool(paged, 4, (q) => timed(base, q.path, q.key));
+  const settled = (await (await fetch(`${base}/bench/settle`)).json()) as { ms: number };
+  const timings: Timing[] = [];
+  const bodies: number[] = [];
+  for (const q of paged) {
+    const run = await timed(base, q.path, q.key);
+    timings.push({ ms: run.serverMs, cls: q.cls, path: q.path, count: q.count });
+    bodies.push(run.bytes);
+  }
+  report(
+    'random mix',
+    `seed ${seed}: ${fmt(paged.length)} distinct queries over ${new Set(queries.map((q) => q.kinds)).size} shapes, mean body ${fmt(bodies.reduce((a, b) => a + b, 0) / bodies.length)} bytes ` +
+      `(rank matrices made for them: ${fmt(settled.ms)} ms)`,
+  );
+  console.log('  server time per request, each query alone:');
+  classTable(timings, 30);
+  slowestQueries(timings, 10);
+  const paths = paged.map((q) => q.path);
+  const headers = paged.map((q) => ({ 'api-key': q.key }));
+  const constants = bodies.map((b) => `/bench/constant?bytes=${b}`);
+  const none = bodies.map(() => ({}));
+  await load(paths, headers, 2);
+  await load(constants, none, 2);
+  const randomRounds: Array<{ mix: Load; constant: Load }> = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    const mix = await load(paths, headers, SECONDS);
+    const constant = await load(constants, none, SECONDS);
+    randomRounds.push({ mix, constant });
+    console.log(
+      `    round ${r + 1}: random mix ${fmt(mix.rps)} req/s (p99 ${mix.p99} ms, ${fmt(mix.cpu)} µs CPU), constant ${fmt(constant.rps)} req/s ` +
+        `(p99 ${constant.p99} ms, ${fmt(constant.cpu)} µs CPU): ${fmt((100 * mix.rps) / constant.rps, 1)} %`,
+    );
+  }
+  const yardstick = median(randomRounds.map((r) => r.constant.cpu));
+  const scale = yardstick / 30;
+  const worst = Math.max(...timings.map((t) => t.ms));
+  const ratio = median(randomRounds.map((r) => r.mix.rps / r.constant.rps));
+  const mixP99 = median(randomRounds.map((r) => r.mix.p99));
+  const constantP99 = median(randomRounds.map((r) => r.constant.p99));
+  report('yardstick (the constant route\'s server CPU per request)', `${fmt(yardstick)} µs: time targets scaled by ${fmt(scale, 2)}`);
+  report(
+    'random mix: slowest query alone (server)',
+    `${fmt(worst, 2)} ms`,
+    verdict(worst <= 5 * scale, `≤ ${fmt(5 * scale, 1)} ms (5 ms at 30 µs)`),
+  );
+  report(
+    'random mix / constant route',
+    `${fmt(100 * ratio, 1)} % (median of ${ROUNDS} rounds' ratios; errors and non-2xx ${randomRounds.reduce((n, r) => n + r.mix.errors + r.mix.non2xx, 0)}; ` +
+      `server CPU ${fmt(median(randomRounds.map((r) => r.mix.cpu)))} µs/request)`,
+    verdict(ratio >= 0.7, '≥ 70 %'),
+  );
+  report('random mix p99 / constant p99', `${mixP99} / ${constantP99} ms`, verdict(mixP99 <= 2 * constantP99, '≤ 2×'));
+}
+
+// 6. The mix again while another process appends events to the log.
 if (LIVE > 0) {
   // Appended as a writer service would: validated events straight to their streams.
   const live = liveEvents(data, LIVE, Number(values['live-seed'])).map(({ id, type, data: fields }) => {
@@ -400,7 +481,7 @@ if (LIVE > 0) {
 const rssAfter = (await (await fetch(`${base}/bench/rss`)).json()) as { rss: number };
 report('resident memory after the mix', mb(rssAfter.rss));
 
-// 6. One fixed query, here and over a tenth of the data.
+// 7. One fixed query, here and over a tenth of the data.
 const fixedPath = `/api/shifts/search/?shift_date.gte=2026-06-01&shift_date.lt=2026-06-08&limit=10`;
 const fixedHere = await fixedQuery(base, fixedPath, data.keys[0]!);
 await server.stop();

@@ -24,6 +24,12 @@ server.addHook('onSend', async (_request, reply) => {
   reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);
 });
 server.get('/bench/rss', async () => ({ rss: process.memoryUsage().rss }));
+// Make now what searches wanted made in the background (rank matrices), for a measurement of the steady state.
+server.get('/bench/settle', async () => {
+  const t0 = performance.now();
+  runtime.model.buildRanks(Infinity);
+  return { ms: performance.now() - t0 };
+});
 // CPU time this process has used, in µs (user + system): per request, steadier than a rate.
 server.get('/bench/cpu', async () => {
   const { user, system } = process.cpuUsage();

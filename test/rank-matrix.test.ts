@@ -1,7 +1,8 @@
 /**
  * The wavelet matrix against a sort: random sequences (many repeats, or
  * every value once as positions are), random blocks of positions, every k:
- * the k-th smallest value in the blocks is the k-th of their values sorted.
+ * the k-th smallest value in the blocks is the k-th of their values sorted,
+ * and the count of values below any value is that of the sort.
  */
 import fc from 'fast-check';
 import t from 'tap';
@@ -25,6 +26,11 @@ t.test('the k-th smallest value of any blocks is that of a sort of their values'
         const blocks: number[] = [];
         for (let i = 0; i + 1 < edges.length; i += 2) blocks.push(edges[i]!, edges[i + 1]!);
         const inBlocks = blocks.length === 0 ? [] : blocks.flatMap((_, i) => (i % 2 === 0 ? values.slice(blocks[i], blocks[i + 1]) : [])).sort((a, b) => a - b);
+        for (let v = -1; v <= max + 1; v++) {
+          const below = matrix.countBelow(blocks, v);
+          const expected = inBlocks.filter((x) => x < v).length;
+          if (below !== expected) throw new Error(`blocks ${blocks.join(',')}: ${below} values below ${v}, expected ${expected}`);
+        }
         for (let k = 0; k < inBlocks.length; k++) {
           const got = matrix.kth(blocks, k);
           if (got !== inBlocks[k]) throw new Error(`blocks ${blocks.join(',')} k ${k}: ${got}, expected ${inBlocks[k]}`);

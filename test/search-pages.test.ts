@@ -14,7 +14,7 @@ import { put } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
 import { type Candidate, candidatesOf, checkOf, inOrder } from '../src/query/candidates.js';
 import type { Constraint } from '../src/query/constraints.js';
-import { rankPage, rowsOf, selectAcross, sortedPage, walkPage } from '../src/query/pages.js';
+import { rankPage, rowsOf, selectAcross, sortedPage, walkNearer, walkPage } from '../src/query/pages.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { tableDefs } from '../src/resources/index.js';
@@ -89,7 +89,8 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
         const pages: Array<[string, number[]]> = [
           ['sort', sortedPage(order, rowsOf(byOpportunity), matches.length, descending, offset, limit)],
           ['walk', walkPage(whole, checks, descending, offset, limit)],
-          ['rank matrix', rankPage(matrix, byOpportunity, order, checks, descending, offset, limit)],
+          ['walk from the nearer end', walkNearer(whole, checks, descending, offset, limit, matches.length)],
+          ['rank matrix', rankPage((k) => matrix.kth(byOpportunity.blocks, k), matches.length, order, checks, descending, offset, limit)],
         ];
         if (matches.length > 0 && inOrder(byOpportunity, order) !== false) {
           each++;

@@ -25,9 +25,10 @@ import type { Kind, Records } from '../../projections/records.js';
 import type { ReadView } from '../../projections/projection.js';
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { type Candidate, candidatesOf, checkOf, inOrder, passes } from './candidates.js';
-import { rankPage, rowsOf, selectAcross, slice, sortedPage, walkPage } from './pages.js';
-import { constraintsOf, type Groups } from './constraints.js';
+import { type Candidate, type Check, candidatesOf, checkOf, inOrder, passes } from './candidates.js';
+import { rankPage, rowsOf, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
+import type { RankMatrix } from '../readmodel/rank-matrix.js';
+import { type Constraint, constraintsOf, type Groups } from './constraints.js';
 import type { SearchQuery } from './schema.js';
 
 export { intervalOf } from './constraints.js';
@@ -45,6 +46,8 @@ export interface SearchView extends ReadView {
 
 /** A comparison in a sort (of integers, natively) costs about this many row checks of a walk. */
 const SORT_COST_PER_COMPARISON = 0.5;
+/** Rank counts a pair of candidates may take to be counted (block pairs × levels). */
+const MAX_PAIR_COST = 20_000;
 
 /**
  * Where the engine changes strategy: matches collected for sorting, at most
@@ -66,31 +69,42 @@ export function search<R extends Identified>(
 ): SearchResult {
   if (!table) return { count: 0, rows: [] };
   const { ordering } = query;
+  const { descending } = ordering;
   const order = table.index(ordering.index);
+  const all = (): SearchResult => slice(order, [0, order.size], order.size, descending, offset, limit);
   // A plain list: a slice of the order index.
-  if (query.filters.length === 0) return slice(order, [0, order.size], order.size, ordering.descending, offset, limit);
+  if (query.filters.length === 0) return all();
 
   const plan = constraintsOf(query.filters, table, view, groups);
   if (plan === undefined) return { count: 0, rows: [] };
-  const { constraints, id } = plan;
-  if (id !== undefined) {
-    const row = table.rowOf(id);
-    const hit = row !== undefined && passes(constraints.map((c) => checkOf(table, c)), row);
+  if (plan.id !== undefined) {
+    const row = table.rowOf(plan.id);
+    const hit = row !== undefined && passes(plan.constraints.map((c) => checkOf(table, c)), row);
     return { count: hit ? 1 : 0, rows: hit && offset === 0 ? [row] : [] };
   }
+  // A range every row of its index is in filters nothing.
+  const constraints = plan.constraints.filter((c) => !filtersNothing(table, c));
+  if (constraints.length === 0) return all();
 
   const candidates = candidatesOf(table, constraints, order);
   const checksBesides = (candidate: Candidate) => constraints.filter((c) => !candidate.covers.has(c)).map((c) => checkOf(table, c));
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.
   const sliced = exact.filter((c) => inOrder(c, order) === 'concatenated').sort(bySize)[0];
-  if (sliced) return slice(sliced.index, sliced.blocks, sliced.size, ordering.descending, offset, limit);
+  if (sliced) return slice(sliced.index, sliced.blocks, sliced.size, descending, offset, limit);
 
-  // The walk: the order index (or its block the query narrows it to), testing what it does not cover.
+  // The walk: the order index (or its block the query narrows it to), testing what it does not cover, from whichever end is nearer.
   const walk = candidates.filter((c) => c.index === order && c.fixed === 0).sort(bySize)[0] ?? whole(order);
   const walkChecks = checksBesides(walk);
-  const walkCost = (wanted: number, count: number) => (count === 0 ? 0 : (wanted * walk.size) / count);
+  const walkCost = (count: number) => {
+    if (count === 0) return 0;
+    const take = Math.min(limit, count - offset);
+    return ((Math.min(offset, count - offset - take) + take) * walk.size) / count;
+  };
+  const walked = (count: number): SearchResult => ({ count, rows: walkNearer(walk, walkChecks, descending, offset, limit, count) });
   const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON : Infinity);
+  const bits = Math.log2(order.size + 1);
+  const allChecks = () => constraints.map((c) => checkOf(table, c));
 
   // Exact candidates count from their bounds: the page decides.
   let best: { cost: number; answer: () => SearchResult } | undefined;
@@ -99,63 +113,149 @@ export function search<R extends Identified>(
   };
   for (const candidate of exact) {
     const count = candidate.size;
-    const wanted = Math.min(offset + limit, count);
     if (offset >= count) return { count, rows: [] };
     const blocks = candidate.blocks.length / 2;
-    if (inOrder(candidate, order) === 'each' && count > thresholds.small) {
-      consider(blocks * 2 * Math.log2(order.size + 1) ** 2, () => ({ count, rows: selectAcross(candidate, order, ordering.descending, offset, limit) }));
+    const placed = inOrder(candidate, order);
+    if (placed === 'each' && count > thresholds.small) {
+      consider(blocks * 2 * bits ** 2, () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
     }
-    consider(sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, ordering.descending, offset, limit) }));
-    consider(walkCost(wanted, count), () => ({ count, rows: walkPage(walk, walkChecks, ordering.descending, offset, limit) }));
+    consider(sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
+    consider(walkCost(count), () => walked(count));
     // Out of order and dear either way: the rank matrix of its index by positions in the order (made in the background once wanted).
-    const rankCost = blocks * 4 * Math.log2(order.size + 1) + (Math.min(limit, count) * order.size) / count;
-    if (inOrder(candidate, order) === false && best!.cost > Math.max(rankCost, thresholds.rankFrom)) {
+    const rankCost = blocks * 4 * bits + (Math.min(limit, count) * order.size) / count;
+    if (placed === false && best!.cost > Math.max(rankCost, thresholds.rankFrom)) {
       const matrix = table.ranks.get(candidate.index, order);
       if (matrix) {
-        const checks = constraints.map((c) => checkOf(table, c));
-        consider(rankCost, () => ({ count, rows: rankPage(matrix, candidate, order, checks, ordering.descending, offset, limit) }));
+        const kth = (k: number) => matrix.kth(candidate.blocks, k);
+        consider(rankCost, () => ({ count, rows: rankPage(kth, count, order, allChecks(), descending, offset, limit) }));
       }
     }
   }
   if (best) return best.answer();
 
-  // Else scan the smallest candidate, testing what it leaves, for the count...
+  // Else the smallest candidate scanned, testing what it leaves: in the order, the page on the way; else the matches, sorted.
   const driver = candidates.sort(bySize)[0] ?? walk;
   const checks = checksBesides(driver);
+  const driverInOrder = inOrder(driver, order) === 'concatenated';
+  const scanned = (): SearchResult => {
+    if (driverInOrder) return scanInOrder(driver, checks, descending, offset, limit);
+    const { count, matches } = scanMatches(driver, checks, thresholds.maxSorted);
+    if (offset >= count) return { count, rows: [] };
+    if (walkCost(count) < sortCost(count)) return walked(count);
+    return { count, rows: sortedPage(order, matches, count, descending, offset, limit) };
+  };
+
+  // Two candidates, each exact for its constraints, together for all of them, are counted without a scan by the rank
+  // matrix of one's index by positions in the other's; the page then by whichever way reads fewest rows.
+  const paired = pairCount(table, candidates, constraints, order, bits);
+  if (paired === undefined) return scanned();
+  const { count, first, second, matrix } = paired;
+  if (offset >= count) return { count, rows: [] };
+  // The k-th row of both, by its position in the second's index.
+  const kth = kthWithin(matrix, first.blocks, second.blocks);
+  const kthCost = bits * first.blocks.length;
+  // The second is a range of the order: the page is the first's rows at those positions of it.
+  if (second.index === order) consider(2 * kthCost + (Math.min(limit, count) * order.size) / count, () => ({ count, rows: rankPage(kth, count, order, allChecks(), descending, offset, limit) }));
+  consider(walkCost(count), () => walked(count));
+  consider(driver.size + (driverInOrder ? 0 : sortCost(count)), scanned);
+  // Few: each found by its k-th, then sorted by position in the order.
+  consider(count * kthCost + sortCost(count), () => {
+    const rows = Array.from({ length: count }, (_, k) => second.index.order[kth(k)]!);
+    return { count, rows: sortedPage(order, rows, count, descending, offset, limit) };
+  });
+  return best!.answer();
+}
+
+/** The count and page of a candidate in the order, testing its rows (a descending page by a walk back from the nearer end). */
+function scanInOrder(driver: Candidate, checks: readonly Check[], descending: boolean, offset: number, limit: number): SearchResult {
   const rows = driver.index.order;
   const { blocks } = driver;
+  const page: number[] = [];
   let count = 0;
-  if (inOrder(driver, order) === 'concatenated') {
-    // ...and, in order, the page on the way (a descending one by a walk back from the end).
-    const page: number[] = [];
-    for (let b = 0; b < blocks.length; b += 2) {
-      for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
-        const row = rows[i]!;
-        if (!passes(checks, row)) continue;
-        if (count >= offset && page.length < limit) page.push(row);
-        count++;
-      }
-    }
-    if (offset >= count || !ordering.descending) return { count, rows: page };
-    return { count, rows: walkPage(driver, checks, true, offset, limit) };
-  }
-  // ...and the matches while few, to sort them by their positions in the order, unless a walk of the order reads fewer rows.
-  const matches: number[] = [];
   for (let b = 0; b < blocks.length; b += 2) {
     for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
       const row = rows[i]!;
       if (!passes(checks, row)) continue;
-      if (count < thresholds.maxSorted) matches.push(row);
+      if (count >= offset && page.length < limit) page.push(row);
       count++;
     }
   }
-  if (offset >= count) return { count, rows: [] };
-  const wanted = Math.min(offset + limit, count);
-  if (walkCost(wanted, count) < sortCost(count)) return { count, rows: walkPage(walk, walkChecks, ordering.descending, offset, limit) };
-  return { count, rows: sortedPage(order, matches, count, ordering.descending, offset, limit) };
+  if (offset >= count || !descending) return { count, rows: page };
+  return { count, rows: walkNearer(driver, checks, true, offset, limit, count) };
+}
+
+/** How many rows of a candidate pass the checks, and the first `max` of them. */
+function scanMatches(driver: Candidate, checks: readonly Check[], max: number): { count: number; matches: number[] } {
+  const rows = driver.index.order;
+  const { blocks } = driver;
+  const matches: number[] = [];
+  let count = 0;
+  for (let b = 0; b < blocks.length; b += 2) {
+    for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
+      const row = rows[i]!;
+      if (!passes(checks, row)) continue;
+      if (count < max) matches.push(row);
+      count++;
+    }
+  }
+  return { count, matches };
+}
+
+/** Whether a constraint is a range every row of an index led by its column is in. */
+function filtersNothing(table: Pick<Table<Identified>, 'indexLedBy'>, c: Constraint): boolean {
+  if (c.kind !== 'range') return false;
+  const index = table.indexLedBy(c.column);
+  return index !== undefined && index.lowerBound(c.lo) === 0 && index.lowerBound(c.hi) === index.size;
+}
+
+/**
+ * The count of rows in both of two candidates that are each exact for
+ * their constraints and together cover them all (no row tests): by the
+ * rank matrix of the first's index by positions in the second's, the
+ * first's rows whose positions there are in the second's blocks, in
+ * O(log n) per pair of blocks. The second is the order's index when one is
+ * (its rows' positions are then the page's). Undefined when there is no
+ * such pair, or its matrix is not made yet (it is then wanted).
+ */
+function pairCount(table: Pick<Table<Identified>, 'ranks'>, candidates: readonly Candidate[], constraints: readonly Constraint[], order: SortedIndex, bits: number) {
+  if (constraints.some((c) => c.kind === 'test')) return undefined;
+  let chosen: { first: Candidate; second: Candidate; cost: number } | undefined;
+  for (const first of candidates) {
+    for (const second of candidates) {
+      if (first.index === second.index || [...constraints].some((c) => !first.covers.has(c) && !second.covers.has(c))) continue;
+      const cost = (first.blocks.length * second.blocks.length * bits) / (second.index === order ? 4 : 1);
+      if (chosen === undefined || cost < chosen.cost) chosen = { first, second, cost };
+    }
+  }
+  if (chosen === undefined || chosen.cost > MAX_PAIR_COST) return undefined;
+  const { first, second } = chosen;
+  const matrix = table.ranks.get(first.index, second.index);
+  if (!matrix) return undefined;
+  let count = 0;
+  for (let b = 0; b < second.blocks.length; b += 2) {
+    count += matrix.countBelow(first.blocks, second.blocks[b + 1]!) - matrix.countBelow(first.blocks, second.blocks[b]!);
+  }
+  return { count, first, second, matrix };
+}
+
+/** The k-th smallest value at the positions of `blocks` among those within the ranges `within` (ascending [from, to) pairs), as a function of k. */
+function kthWithin(matrix: RankMatrix, blocks: readonly number[], within: readonly number[]): (k: number) => number {
+  const before: number[] = [];
+  const inside: number[] = [];
+  for (let j = 0; j < within.length; j += 2) {
+    const below = matrix.countBelow(blocks, within[j]!);
+    before.push(below);
+    inside.push(matrix.countBelow(blocks, within[j + 1]!) - below);
+  }
+  return (k) => {
+    for (let j = 0; j < inside.length; j++) {
+      if (k < inside[j]!) return matrix.kth(blocks, before[j]! + k);
+      k -= inside[j]!;
+    }
+    throw new Error('kthWithin: k is past the values within');
+  };
 }
 
 const bySize = (a: Candidate, b: Candidate) => a.size - b.size;
 
 const whole = (index: SortedIndex): Candidate => ({ index, blocks: [0, index.size], size: index.size, covers: new Set(), fixed: 0 });
-

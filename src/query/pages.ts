@@ -5,7 +5,6 @@
  * rank matrix's k-th positions in the order; a sort of rows by their
  * positions in the order; a walk of the order testing each row.
  */
-import type { RankMatrix } from '../readmodel/rank-matrix.js';
 import type { SortedIndex } from '../readmodel/sorted-index.js';
 import { type Candidate, type Check, passes } from './candidates.js';
 import type { SearchResult } from './engine.js';
@@ -130,28 +129,27 @@ export function selectAcross(candidate: Candidate, order: SortedIndex, descendin
 }
 
 /**
- * The page of an exact candidate (its rows are those passing `checks`) in
- * an order its blocks are not in, by the rank matrix of its index by
- * positions in the order: the first and last rows of the page are the
- * k-th smallest positions of the blocks' rows there, found in O(log n);
- * the rows between are the order's between them that pass the checks (or,
- * when those are sparse, each k-th again).
+ * The page of a selection of `count` rows (those passing `checks`) in an
+ * order they are not found in by any index, given the k-th smallest
+ * position in the order of a row of the selection (a rank matrix finds it
+ * in O(log n)): the first and last rows of the page are two such k-th, the
+ * rows between are the order's between them that pass the checks (or, when
+ * those are sparse, each k-th again).
  */
 export function rankPage(
-  matrix: RankMatrix,
-  candidate: Candidate,
+  kth: (k: number) => number,
+  count: number,
   order: SortedIndex,
   checks: readonly Check[],
   descending: boolean,
   offset: number,
   limit: number,
 ): number[] {
-  const { blocks, size } = candidate;
-  const take = Math.min(limit, size - offset);
+  const take = Math.min(limit, count - offset);
   if (take <= 0) return [];
-  const first = descending ? size - offset - take : offset;
-  const from = matrix.kth(blocks, first);
-  const to = take === 1 ? from : matrix.kth(blocks, first + take - 1);
+  const first = descending ? count - offset - take : offset;
+  const from = kth(first);
+  const to = take === 1 ? from : kth(first + take - 1);
   const rows = order.order;
   const page: number[] = [];
   if (to - from < take * SPARSE) {
@@ -160,9 +158,21 @@ export function rankPage(
       if (passes(checks, row)) page.push(row);
     }
   } else {
-    for (let k = first; k < first + take; k++) page.push(rows[k === first ? from : k === first + take - 1 ? to : matrix.kth(blocks, k)]!);
+    for (let k = first; k < first + take; k++) page.push(rows[k === first ? from : k === first + take - 1 ? to : kth(k)]!);
   }
   return descending ? page.reverse() : page;
+}
+
+/**
+ * `walkPage` for a selection of `count` rows, from whichever end of the
+ * walk its page is nearer to.
+ */
+export function walkNearer(walk: Candidate, checks: readonly Check[], descending: boolean, offset: number, limit: number, count: number): number[] {
+  const take = Math.min(limit, count - offset);
+  if (take <= 0) return [];
+  const fromOtherEnd = count - offset - take;
+  if (fromOtherEnd >= offset) return walkPage(walk, checks, descending, offset, take);
+  return walkPage(walk, checks, !descending, fromOtherEnd, take).reverse();
 }
 
 /** Rows of the order between the page's first and last, per row of the page, past which each is found by its own k-th. */

@@ -75,6 +75,33 @@ export class RankMatrix {
     return value;
   }
 
+  /** How many values held at the positions of the blocks are below `value`: a rank count per level and block. */
+  countBelow(blocks: readonly number[], value: number): number {
+    const bits = this.levels.length;
+    if (value >= 2 ** bits) return blocks.reduce((n, b, i) => (i % 2 === 0 ? n - b : n + b), 0);
+    if (value <= 0) return 0;
+    const at = Float64Array.from(blocks);
+    let below = 0;
+    for (let l = 0; l < bits; l++) {
+      const level = this.levels[l]!;
+      const one = Math.floor(value / 2 ** (bits - 1 - l)) % 2 === 1;
+      for (let i = 0; i < at.length; i += 2) {
+        const a = onesBefore(level, at[i]!);
+        const b = onesBefore(level, at[i + 1]!);
+        if (one) {
+          // Every value on the zeros' side is below: count them, go on among the ones.
+          below += at[i + 1]! - at[i]! - (b - a);
+          at[i] = level.zeros + a;
+          at[i + 1] = level.zeros + b;
+        } else {
+          at[i] = at[i]! - a;
+          at[i + 1] = at[i + 1]! - b;
+        }
+      }
+    }
+    return below;
+  }
+
   /** A matrix of these values (each below 2^bits) in one go (see RankMatrixBuilder). */
   static of(values: Uint32Array, bits: number): RankMatrix {
     const builder = new RankMatrixBuilder(values, bits);
