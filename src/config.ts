@@ -16,6 +16,8 @@ export const configSchema = z.object({
     .transform((u) => u.replace(/\/+$/, ''))
     .optional(),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** A read model more events than this behind the embedded log is replayed on threads at start-up, not folded one by one. */
+  CATCH_UP_PARALLEL_FROM: z.coerce.number().int().min(0).default(100_000),
 });
 
 export type Config = z.output<typeof configSchema>;

@@ -11,7 +11,7 @@ import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { EsdbStandIn } from './esdb-standin/server.js';
-import { DEMO_KEY, fixturePath, readFixture, ROOT, tempDir } from './helpers.js';
+import { DEMO_KEY, fixturePath, readFixture, ROOT, tempDir, until } from './helpers.js';
 
 const run = promisify(execFile);
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
@@ -43,6 +43,8 @@ t.test('import, rebuild and serve on EventStoreDB', async (t) => {
   });
   const base = `http://127.0.0.1:${port}`;
   const get = async (path: string) => (await fetch(base + path, { headers: { 'api-key': DEMO_KEY } })).json() as Promise<any>;
+  // It listens at once and makes its read model ready meanwhile: /healthz says when.
+  await until(async () => ((await (await fetch(`${base}/healthz`)).json()) as { warm_up: unknown }).warm_up === null || undefined, 20_000);
   t.equal((await get('/api/shifts/?limit=1')).count, 149, 'the served read model holds the imported log');
 
   const created = await fetch(`${base}/api/sites/bulk-create/`, {

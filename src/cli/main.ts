@@ -18,6 +18,7 @@ import { appendChecked, ImportError, importEvents, importFile } from '../importe
 import { createLogger } from '../logger.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
+import { WarmUp } from '../readmodel/warm-up.js';
 
 const USAGE = `usage: vm-api <command>
 
@@ -66,10 +67,9 @@ async function serve(config: Config, demo: boolean): Promise<void> {
     await store.close();
   }
   const runtime = openRuntime(config, logger);
-  const started = performance.now();
-  await runtime.projector.start();
-  logger.info({ ms: Math.round(performance.now() - started), ...runtime.projector.status(), position: undefined }, 'read model ready');
-  const server = await createServer(runtime, logger, config.PUBLIC_BASE_URL);
+  // Listen at once; the read model is made ready meanwhile (the API answers 503 until it is, /healthz says how far).
+  const warmUp = new WarmUp(runtime, config, { parallelFrom: config.CATCH_UP_PARALLEL_FROM, threads: replayThreads(), logEveryMs: 3000 }, logger);
+  const server = await createServer(runtime, logger, config.PUBLIC_BASE_URL, warmUp);
   closeWithGrace({ delay: 10_000 }, async ({ err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     await server.close();
@@ -77,8 +77,15 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   });
   // The address actually bound (PORT=0 picks a free port).
   const url = await server.listen({ port: config.PORT, host: config.HOST });
+  const ready = warmUp.run();
+  ready.catch((err: unknown) => {
+    logger.fatal({ err }, 'the read model could not be made ready; stopping');
+    process.exit(1);
+  });
   if (demo) {
     const key = readFileSync(fixture('demo.key'), 'utf8').trim();
+    // The demo's log is small: its key is checked once the read model is ready.
+    await ready;
     if (runtime.model.apiKey(sha256(key))) {
       console.log(`\nVolunteer Management API (demo data) at ${url}\nDemo API key: ${key}\nTry: curl -H 'API-KEY: ${key}' ${url}/api/shifts/\n`);
     } else {
@@ -108,6 +115,8 @@ async function importFiles(config: Config, files: string[]): Promise<void> {
 const PARALLEL_FROM = 100_000;
 /** Threads a rebuild uses at most unless --threads says otherwise (each reads the whole log). */
 const MAX_THREADS = 4;
+/** Threads a replay uses by default: one per core, at most MAX_THREADS. */
+const replayThreads = () => Math.min(availableParallelism(), MAX_THREADS);
 
 /** The --threads option: a whole number from 1 to 64, or undefined (choose). */
 function threadsOption(args: string[]): number | undefined {
@@ -125,7 +134,7 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
     await runtime.disk.clear();
     const { store } = runtime;
     const large = store.kind === 'embedded' && (await store.head()).commit >= PARALLEL_FROM;
-    const workers = threads ?? (large ? Math.min(availableParallelism(), MAX_THREADS) : 1);
+    const workers = threads ?? (large ? replayThreads() : 1);
     let eventsApplied: number;
     if (workers > 1) {
       eventsApplied = (await replayInParallel(config, store, runtime.disk, workers)).applied;

@@ -12,7 +12,8 @@ import type { ResourceDef } from '../query/resource.js';
 import { resources } from '../resources/index.js';
 import { authPlugin } from './auth.js';
 import { rememberingQueryValidators } from './query-strings.js';
-import { installErrorHandlers } from './errors.js';
+import { HttpError, installErrorHandlers } from './errors.js';
+import type { Readiness } from '../readmodel/warm-up.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
 import { sitesWriteRoutes } from './routes/sites-write.js';
@@ -23,6 +24,8 @@ export interface AppServices {
   projector: Projector;
   commands: SitesCommandHandler;
   publicBaseUrl: string | undefined;
+  /** Whether the read model is ready to serve, and how far it is (absent: it is). */
+  readiness?: Readiness;
 }
 
 export async function app(instance: FastifyInstance, services: AppServices): Promise<void> {
@@ -30,23 +33,38 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   instance.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(instance);
 
+  const { readiness } = services;
   instance.get('/healthz', async () => {
     const { position, caughtUp, eventsApplied, lastError, reconnecting, reconnects } = services.projector.status();
     const lag = await services.projector.lag();
     const at = (p: Position) => ({ commit: p.commit.toString(), prepare: p.prepare.toString() });
+    const ready = readiness?.ready() ?? true;
+    const warming = ready ? null : readiness!.progress();
     return {
-      status: reconnecting ? 'reconnecting' : caughtUp ? 'ok' : 'catching_up',
+      status: !ready ? 'catching_up' : reconnecting ? 'reconnecting' : caughtUp ? 'ok' : 'catching_up',
       position: at(position),
       head: at(lag.head),
       lag: { positions: lag.positions.toString(), ms: lag.ms },
       events_applied: eventsApplied,
       reconnects,
       last_error: lastError ?? null,
+      // While the read model is being made ready: what it is doing, how far, and about how long is left.
+      warm_up: warming && { phase: warming.phase, done: warming.done, total: warming.total, percent: warming.percent, eta_seconds: warming.etaSeconds },
     };
   });
 
   await instance.register(
     async (api) => {
+      if (readiness) {
+        // Until the read model is ready nothing under /api/ can be answered: say so, and when to come back.
+        api.addHook('onRequest', async (_request, reply) => {
+          if (readiness.ready()) return;
+          const { phase, percent, etaSeconds } = readiness.progress();
+          const retry = Math.min(60, Math.max(1, etaSeconds ?? 5));
+          reply.header('retry-after', String(retry));
+          throw new HttpError(503, `The read model is being prepared (${phase.replace('_', ' ')}, ${percent} %); retry in ${retry} s.`);
+        });
+      }
       await api.register(authPlugin, { model: services.model });
       const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
       const register = <K extends Kind>(def: ResourceDef<K>) => api.register(readRoutes(def), options);

@@ -26,6 +26,13 @@ export interface SavedTableOf {
 
 type Maps = { [K in Kind]: Map<string, Records[K]> };
 
+/** A persisted read model, as `loadPersisted` takes it: the tables' saved indexes, the snapshot's chunks, the journal. */
+export interface Persisted {
+  readonly tables: readonly SavedTableOf[];
+  readonly chunks: Iterable<{ kind: Kind; records: readonly AnyRecord[] }>;
+  readonly journal: Iterable<Change>;
+}
+
 export function institutionOf(kind: Kind, record: AnyRecord): string {
   return kind === 'institution' ? record.id : (record as Exclude<AnyRecord, Records['institution']>).institution_id;
 }
@@ -109,22 +116,53 @@ export class ReadModel implements JsonView {
    * then apply the journal's changes over them. The number of tables whose
    * indexes were taken as saved.
    */
-  loadPersisted(persisted: {
-    tables: readonly SavedTableOf[];
-    chunks: Iterable<{ kind: Kind; records: readonly AnyRecord[] }>;
-    journal: Iterable<Change>;
-  }): number {
+  loadPersisted(persisted: Persisted): number {
+    const steps = this.loadSteps(persisted);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /**
+   * `loadPersisted`, letting other work run every `sliceMs` (a server
+   * answering /healthz while it loads); `onProgress` is told the records
+   * and changes loaded so far.
+   */
+  async loadPersistedInSlices(persisted: Persisted, onProgress?: (loaded: number) => void, sliceMs = 50): Promise<number> {
+    const steps = this.loadSteps(persisted);
+    let sliceStart = performance.now();
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+      if (performance.now() - sliceStart < sliceMs) continue;
+      onProgress?.(step.value);
+      await new Promise((resolve) => setImmediate(resolve));
+      sliceStart = performance.now();
+    }
+  }
+
+  /** The work of a load, yielding the records and changes loaded so far between chunks (and every 10,000 changes of the journal). */
+  private *loadSteps(persisted: Persisted): Generator<number, number> {
     for (const { kind, institution, table } of persisted.tables) {
       const made = this.tableOf(kind, institution);
       made?.seedSymbols(table.symbols);
       made?.reserve(table.indexes[0]?.order.length ?? 0);
     }
-    for (const { kind, records } of persisted.chunks) this.loadChunk(kind, records);
+    let loaded = 0;
+    for (const { kind, records } of persisted.chunks) {
+      this.loadChunk(kind, records);
+      loaded += records.length;
+      yield loaded;
+    }
     let restored = 0;
     for (const { kind, institution, table } of persisted.tables) {
       if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
     }
-    for (const change of persisted.journal) this.apply(change);
+    for (const change of persisted.journal) {
+      this.apply(change);
+      if (++loaded % 10_000 === 0) yield loaded;
+    }
     this.flush();
     return restored;
   }

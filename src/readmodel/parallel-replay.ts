@@ -17,7 +17,7 @@ import { comparePositions, type EventStore, type Position, startOfLog } from '..
 import { institutionOfEvent } from './folder.js';
 import { assignInstitutions } from './partition.js';
 import type { ReadModelStore } from './persistence.js';
-import { type ReplayResult, type ReplayTask, unpackSnapshot } from './replay-messages.js';
+import { type ReplayProgress, type ReplayResult, type ReplayTask, unpackSnapshot } from './replay-messages.js';
 
 /**
  * A replay worker's young generation, in MB. A replay makes a record or
@@ -48,15 +48,18 @@ async function sampleInstitutions(store: EventStore, head: Position, samples = S
   return weights;
 }
 
-function runWorker(task: ReplayTask, started: Worker[]): Promise<ReplayResult> {
+function runWorker(task: ReplayTask, started: Worker[], onRead: (read: number) => void): Promise<ReplayResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./replay-worker.js', import.meta.url), {
       workerData: task,
       resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
     });
     started.push(worker);
-    // Its result is whole once sent: the worker's heap is let go of while this thread writes.
-    worker.once('message', resolve);
+    // Progress until the result; the result is whole once sent: the worker's heap is let go of while this thread writes.
+    worker.on('message', (message: ReplayProgress | ReplayResult) => {
+      if ('snapshot' in message) resolve(message);
+      else onRead(message.read);
+    });
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`replay worker ${task.index} exited with code ${code} before it was done`)));
   });
@@ -71,15 +74,23 @@ export async function replayInParallel(
   store: EventStore,
   disk: ReadModelStore,
   workers: number,
+  /** Told how far the replay is: the events read by the slowest worker, and the head it replays to. */
+  onProgress?: (read: number, head: Position) => void,
 ): Promise<{ applied: number; position: Position }> {
   const head = await store.head();
   if (comparePositions(head, startOfLog) <= 0) return { applied: 0, position: startOfLog };
   const assignment = [...assignInstitutions(await sampleInstitutions(store, head), workers)];
   const started: Worker[] = [];
+  const reads = new Array<number>(workers).fill(0);
   let results: ReplayResult[];
   try {
     results = await Promise.all(
-      Array.from({ length: workers }, (_, index) => runWorker({ config, head, assignment, workers, index }, started)),
+      Array.from({ length: workers }, (_, index) =>
+        runWorker({ config, head, assignment, workers, index }, started, (read) => {
+          reads[index] = read;
+          onProgress?.(Math.min(...reads), head);
+        }),
+      ),
     );
   } catch (error) {
     await Promise.all(started.map((worker) => worker.terminate()));

@@ -138,13 +138,13 @@ export class Projector {
    * grown past a tenth of the snapshot (and JOURNAL_COMPACT_FROM changes)
    * is folded into a new snapshot, so start-ups stay quick.
    */
-  async load(): Promise<void> {
+  async load(onProgress?: (loaded: number) => void): Promise<void> {
     if (!this.disk.isCurrent()) {
       await this.disk.clear();
       this.position = startOfLog;
       return;
     }
-    this.model.loadPersisted(this.disk.persisted());
+    await this.model.loadPersistedInSlices(this.disk.persisted(), onProgress);
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
     if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {
@@ -163,7 +163,12 @@ export class Projector {
   /** Load, catch up with the log, and keep following it. Resolves once caught up. */
   async start(): Promise<void> {
     await this.load();
-    await new Promise<void>((resolve) => {
+    await this.follow();
+  }
+
+  /** Follow the log from the position loaded: catch up, and keep following it. Resolves once caught up. */
+  follow(): Promise<void> {
+    return new Promise<void>((resolve) => {
       this.subscription = this.store.subscribe(this.position, {
         onEvents: (events) => {
           this.reconnecting = false;

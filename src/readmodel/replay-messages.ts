@@ -28,6 +28,11 @@ interface PackedSnapshot {
   chunks: ({ kind: Kind; records: number } & Place)[];
 }
 
+/** Sent by a replay worker now and then while it replays: the events it has read so far (of every institution). */
+export interface ReplayProgress {
+  readonly read: number;
+}
+
 export interface ReplayResult {
   position: Position;
   applied: number;

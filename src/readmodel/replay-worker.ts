@@ -13,14 +13,23 @@ import { ReadModel } from './model.js';
 import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
-import { packSnapshot, type ReplayResult, type ReplayTask } from './replay-messages.js';
+import { packSnapshot, type ReplayProgress, type ReplayResult, type ReplayTask } from './replay-messages.js';
+
+const PROGRESS_EVERY = 20_000;
 
 const task = workerData as ReplayTask;
 const store = openEventStore(task.config);
 try {
   const model = new ReadModel(tableDefs);
   const takes = ownedBy(task.index, new Map(task.assignment), task.workers);
-  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, takes);
+  // The events read so far, every PROGRESS_EVERY (how far the replay is, for whoever waits on it).
+  let reported = 0;
+  const onRead = (read: number) => {
+    if (read - reported < PROGRESS_EVERY) return;
+    reported = read;
+    parentPort!.postMessage({ read } satisfies ReplayProgress);
+  };
+  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, takes, onRead);
   const { buffers, snapshot } = packSnapshot(encodeSnapshot(model.byKind(), model.savedTables()));
   const result: ReplayResult = { position, applied, snapshot, buffers };
   parentPort!.postMessage(result, buffers);

@@ -30,9 +30,12 @@ export async function replayLog(
   from: Position,
   head: Position,
   takes?: (institution: string) => boolean,
+  /** Told the events read so far, after each batch. */
+  onRead?: (read: number) => void,
 ): Promise<Replayed> {
   let position = from;
   let applied = 0;
+  let read = 0;
   model.deferTables();
   while (comparePositions(position, head) < 0) {
     let events = await store.readAll(position, REPLAY_BATCH);
@@ -41,6 +44,8 @@ export async function replayLog(
       events = events.slice(0, events.findIndex((event) => comparePositions(event.position, head) > 0));
     }
     if (events.length === 0) break;
+    read += events.length;
+    onRead?.(read);
     const folded = folder.fold(events, position, undefined, takes);
     if (!folded) continue;
     applied += folded.applied;
