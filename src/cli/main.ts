@@ -19,6 +19,7 @@ import { createLogger } from '../logger.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
+import { progressPrinter } from './progress.js';
 
 const USAGE = `usage: vm-api <command>
 
@@ -102,7 +103,8 @@ async function importFiles(config: Config, files: string[]): Promise<void> {
   try {
     for (const file of files) {
       const started = performance.now();
-      const { appended, skipped } = await importFile(store, file);
+      const progress = progressPrinter(`import ${file}`);
+      const { appended, skipped } = await importFile(store, file, (p) => progress.update(p)).finally(() => progress.done());
       const seconds = (performance.now() - started) / 1000;
       console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
     }
@@ -137,7 +139,11 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
     const workers = threads ?? (large ? replayThreads() : 1);
     let eventsApplied: number;
     if (workers > 1) {
-      eventsApplied = (await replayInParallel(config, store, runtime.disk, workers)).applied;
+      const progress = progressPrinter('rebuild');
+      const replayed = await replayInParallel(config, store, runtime.disk, workers, (read, head) =>
+        progress.update({ phase: 'replaying', done: read, total: Number(head.commit) }),
+      ).finally(() => progress.done());
+      eventsApplied = replayed.applied;
     } else {
       await runtime.projector.load();
       await runtime.projector.catchUp();

@@ -102,26 +102,43 @@ export interface ImportResult {
   skipped: number;
 }
 
+/** How far an import is: lines read and validated, the log read for references, or events appended (of `total`, when known). */
+export interface ImportProgress {
+  readonly phase: 'reading' | 'checking' | 'appending';
+  readonly done: number;
+  readonly total?: number;
+}
+export type OnImportProgress = (progress: ImportProgress) => void;
+
 const CHUNK = 20_000;
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
-export function importEvents(store: EventStore, file: string, text: string): Promise<ImportResult> {
-  return importLines(store, file, text.split('\n'));
+export function importEvents(store: EventStore, file: string, text: string, onProgress?: OnImportProgress): Promise<ImportResult> {
+  return importLines(store, file, text.split('\n'), onProgress);
 }
 
-/** importEvents for a file on disk, read line by line (any size). */
-export function importFile(store: EventStore, file: string): Promise<ImportResult> {
-  return importLines(store, file, fileLines(file));
+/** importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then. */
+export function importFile(store: EventStore, file: string, onProgress?: OnImportProgress): Promise<ImportResult> {
+  return importLines(store, file, counted(fileLines(file), onProgress), onProgress);
 }
 
-async function importLines(store: EventStore, file: string, rows: Iterable<string>): Promise<ImportResult> {
+/** The rows, telling `onProgress` every 10,000 how many have been read. */
+function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefined): Iterable<string> {
+  let n = 0;
+  for (const row of rows) {
+    if (++n % 10_000 === 0) onProgress?.({ phase: 'reading', done: n });
+    yield row;
+  }
+}
+
+async function importLines(store: EventStore, file: string, rows: Iterable<string>, onProgress?: OnImportProgress): Promise<ImportResult> {
   const { lines, problems } = parseLines(rows);
   if (problems.length > 0) throw new ImportError(file, problems);
-  return appendChecked(store, file, lines);
+  return appendChecked(store, file, lines, onProgress);
 }
 
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
-export async function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[]): Promise<ImportResult> {
+export async function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], onProgress?: OnImportProgress): Promise<ImportResult> {
   const problems: ImportProblem[] = [];
 
   // What the log already holds: ids for idempotency, records for references.
@@ -137,6 +154,7 @@ export async function appendChecked(store: EventStore, file: string, lines: read
       if (event) directory.record(event);
     }
     from = batch[batch.length - 1]!.position;
+    onProgress?.({ phase: 'checking', done: known.size });
   }
 
   const fresh: ParsedLine[] = [];
@@ -156,6 +174,7 @@ export async function appendChecked(store: EventStore, file: string, lines: read
       events: [{ id: eventId, type: event.type, data: event.data }],
     }));
     await store.appendMany(appends);
+    onProgress?.({ phase: 'appending', done: Math.min(i + CHUNK, fresh.length), total: fresh.length });
   }
   return { appended: fresh.length, skipped: lines.length - fresh.length };
 }

@@ -1,0 +1,56 @@
+/**
+ * Progress of long commands: a plain line now and then when stderr is not
+ * a terminal (phase, done of total, rate, time left), one line rewritten
+ * in place on a terminal; and `vm-api import` reporting through it.
+ */
+import { Writable } from 'node:stream';
+import t from 'tap';
+import { progressPrinter } from '../src/cli/progress.js';
+import { importEvents, type ImportProgress } from '../src/importer/import.js';
+import { readFixture, startApp } from './helpers.js';
+
+function sink(isTTY: boolean) {
+  let text = '';
+  const stream = Object.assign(
+    new Writable({
+      write(chunk, _encoding, done) {
+        text += String(chunk);
+        done();
+      },
+    }),
+    { isTTY },
+  ) as unknown as NodeJS.WriteStream;
+  return { stream, text: () => text };
+}
+
+t.test('not on a terminal: a plain line for each update due, with the rate and time left', async (t) => {
+  const out = sink(false);
+  const progress = progressPrinter('import demo.ndjson', out.stream, 0);
+  progress.update({ phase: 'reading', done: 10_000 });
+  progress.update({ phase: 'appending', done: 20_000, total: 80_000 });
+  progress.done();
+  const lines = out.text().split('\n').filter(Boolean);
+  t.equal(lines.length, 2);
+  t.match(lines[0], /^import demo\.ndjson: reading 10,000 \([\d,]+\/s\)$/);
+  t.match(lines[1], /^import demo\.ndjson: appending 20,000 of 80,000 \([\d,]+\/s, about [\d,]+ s left\)$/);
+});
+
+t.test('on a terminal: one line rewritten in place, ended once done', async (t) => {
+  const out = sink(true);
+  const progress = progressPrinter('rebuild', out.stream, 0);
+  progress.update({ phase: 'replaying', done: 1, total: 4 });
+  progress.update({ phase: 'replaying', done: 2, total: 4 });
+  progress.done();
+  t.match(out.text(), /^\rrebuild: replaying 1 of 4 .*\u001b\[K\rrebuild: replaying 2 of 4 .*\u001b\[K\n$/);
+});
+
+t.test('an import tells how far it is: lines checked against the log, events appended of the total', async (t) => {
+  const app = await startApp();
+  t.teardown(() => app.close());
+  const seen: ImportProgress[] = [];
+  const text = readFixture('demo.ndjson');
+  const { appended } = await importEvents(app.runtime.store, 'demo.ndjson', text, (p) => seen.push(p));
+  const appending = seen.filter((p) => p.phase === 'appending');
+  t.ok(appending.length > 0);
+  t.same(appending.at(-1), { phase: 'appending', done: appended, total: appended }, 'the last update: every event appended');
+});
