@@ -82,6 +82,8 @@ export function eventStoreContract(t: Test, name: string, harness: ContractHarne
         'ids, types, revisions and data as appended',
       );
       t.same(read[1]!.position, result.position, 'the result gives the last event’s position');
+      t.same((await store.readStream(s, 1)).map((e) => e.id), [events[1]!.id], 'from a revision: that event and those after');
+      t.same(await store.readStream(s, 2), [], 'from past the last revision: nothing');
       t.same(await store.head(), result.position, 'head is the last position');
     });
 

@@ -13,8 +13,8 @@ export interface RegistryState {
   readonly sites: Map<string, Set<string>>;
   /** Site ids by normalized title (trimmed, lower case). */
   readonly titles: Map<string, string>;
-  /** Requests made with an Idempotency-Key, by key. */
-  readonly requests: Map<string, { sha256: string; status: number; response: unknown }>;
+  /** Requests made with an Idempotency-Key, by key, in the order they were made (`at`: microseconds). */
+  readonly requests: Map<string, { sha256: string; status: number; response: unknown; at: number }>;
 }
 
 export const normalizeTitle = (title: string) => title.trim().toLowerCase();
@@ -42,13 +42,21 @@ export function evolve(state: RegistryState, event: DomainEvent): RegistryState 
     }
     case 'SiteRequestHandled': {
       const d = event.data;
-      state.requests.set(d.idempotency_key, { sha256: d.request_sha256, status: d.status, response: d.response });
+      state.requests.set(d.idempotency_key, { sha256: d.request_sha256, status: d.status, response: d.response, at: parseEventTimestamp(d.occurred_at) ?? 0 });
       break;
     }
     default:
       break;
   }
   return state;
+}
+
+/** Forget the requests made before `micros` (kept in the order made: the oldest first). */
+export function forgetRequestsBefore(state: RegistryState, micros: number): void {
+  for (const [key, request] of state.requests) {
+    if (request.at >= micros) return;
+    state.requests.delete(key);
+  }
 }
 
 // ── Commands ───────────────────────────────────────────────────────────────

@@ -110,8 +110,10 @@ export class EmbeddedEventStore implements EventStore {
   ): { nextRevision: number; position: number } {
     const current = this.heads.get(stream);
     const fresh: EventToAppend[] = [];
+    const ids = new Set<string>();
     for (const e of events) {
-      if (this.ids.doesExist(e.id) || fresh.some((f) => f.id === e.id)) continue;
+      if (ids.has(e.id) || this.ids.doesExist(e.id)) continue;
+      ids.add(e.id);
       fresh.push(e);
     }
     if (fresh.length === 0) {
@@ -135,10 +137,10 @@ export class EmbeddedEventStore implements EventStore {
     return { nextRevision: revision, position };
   }
 
-  async readStream(stream: string): Promise<RecordedEvent[]> {
+  async readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {
     const out: RecordedEvent[] = [];
     for (const { value: position } of this.streams.getRange({
-      start: [stream, 0],
+      start: [stream, fromRevision],
       end: [stream, Number.MAX_SAFE_INTEGER],
     })) {
       const stored = this.events.get(position);

@@ -166,9 +166,11 @@ export class EsdbEventStore implements EventStore {
     return last;
   }
 
-  async readStream(stream: string): Promise<RecordedEvent[]> {
+  async readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {
     return this.call(() =>
-      this.collect(this.client.readStream(stream, { direction: FORWARDS, fromRevision: START })).catch(notFoundAsEmpty),
+      this.collect(
+        this.client.readStream(stream, { direction: FORWARDS, fromRevision: fromRevision > 0 ? BigInt(fromRevision) : START }),
+      ).catch(notFoundAsEmpty),
     );
   }
 
