@@ -72,7 +72,7 @@ t.test('on EventStoreDB: reconnecting during an outage, lag logged on resubscrip
   const log = pino({ level: 'info' }, sink);
   const runtime = openRuntime({ DATA_DIR: temp.dir, EVENTSTORE_URL: server.connectionString }, log, { clock: () => TEST_NOW });
   await runtime.projector.start();
-  const http = await createServer(runtime, pino({ level: 'silent' }), 'http://vm.test');
+  const http = await createServer(runtime, pino({ level: 'silent' }), { publicBaseUrl: 'http://vm.test' });
   t.teardown(async () => {
     await http.close();
     await runtime.close();

@@ -48,6 +48,8 @@ export interface StartOptions {
   commandStore?: (store: EventStore) => EventStore;
   /** The projector's and server's logger (silent by default). */
   logger?: Logger;
+  /** How long a request may take to arrive (the server's default otherwise). */
+  requestTimeoutMs?: number;
 }
 
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
@@ -58,7 +60,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
   const served = options.commandStore ? { ...runtime, store: options.commandStore(runtime.store) } : runtime;
-  const server = await createServer(served, logger, 'http://vm.test');
+  const server = await createServer(served, logger, { publicBaseUrl: 'http://vm.test', requestTimeoutMs: options.requestTimeoutMs });
   await server.ready();
   return {
     dir,

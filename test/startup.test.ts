@@ -46,7 +46,7 @@ async function serve(dir: string, options: { parallelFrom: number; store?: (stor
     { parallelFrom: options.parallelFrom, threads: 2, logEveryMs: 1000 },
     logger,
   );
-  const server = await createServer(runtime, logger, 'http://vm.test', warmUp);
+  const server = await createServer(runtime, logger, { publicBaseUrl: 'http://vm.test', readiness: warmUp });
   await server.ready();
   const ready = warmUp.run();
   const get = async (url: string, key: string | null = DEMO_KEY) => {

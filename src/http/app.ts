@@ -32,6 +32,8 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   instance.setValidatorCompiler(rememberingQueryValidators(validatorCompiler));
   instance.setSerializerCompiler(serializerCompiler);
   installErrorHandlers(instance);
+  // Bodies are JSON: any other Content-Type is a 415.
+  instance.removeContentTypeParser('text/plain');
 
   const { readiness } = services;
   instance.get('/healthz', async () => {

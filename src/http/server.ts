@@ -4,17 +4,35 @@ import type { Runtime } from '../runtime.js';
 import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
 import { QueryStringCache } from './query-strings.js';
+import { refusalOptions, refuseLongUrls } from './refusals.js';
 import { workInBackground } from '../readmodel/background.js';
 import type { Readiness } from '../readmodel/warm-up.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
-export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, publicBaseUrl?: string, readiness?: Readiness): Promise<FastifyInstance> {
+/** A request must arrive whole within this time (else 408). */
+export const REQUEST_TIMEOUT_MS = 30_000;
+
+export interface ServerOptions {
+  readonly publicBaseUrl?: string | undefined;
+  /** Whether the read model is ready to serve (absent: it is). */
+  readonly readiness?: Readiness | undefined;
+  readonly requestTimeoutMs?: number;
+}
+
+export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, options: ServerOptions = {}): Promise<FastifyInstance> {
+  const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const server = Fastify({
     loggerInstance: logger,
     routerOptions: { ignoreTrailingSlash: true, querystringParser: new QueryStringCache().parse },
     bodyLimit: BODY_LIMIT,
+    requestTimeout,
+    // Node looks for requests past their time every 30 s by default: a 408 would come that much late.
+    http: { connectionsCheckingInterval: Math.min(1000, requestTimeout) },
+    ...refusalOptions,
   });
+  refuseLongUrls(server);
+  const { publicBaseUrl, readiness } = options;
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
   await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness });
   const background = workInBackground(runtime.model);
