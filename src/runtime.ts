@@ -36,7 +36,9 @@ export function openRuntime(
   options: RuntimeOptions = {},
 ): Runtime {
   const store = openEventStore(config);
-  const disk = ReadModelStore.open(join(config.DATA_DIR, 'readmodel'));
+  const disk = ReadModelStore.open(join(config.DATA_DIR, 'readmodel'), (problem) =>
+    log?.warn({ problem }, 'read model unreadable: dropped; it is rebuilt from the log'),
+  );
   const model = new ReadModel(tableDefs, options.clock);
   const projector = new Projector(store, model, disk, log);
   return {

@@ -10,6 +10,7 @@ import { type Logger, pino } from 'pino';
 import { createServer } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
+import { WarmUp } from '../src/readmodel/warm-up.js';
 import type { EventStore } from '../src/eventstore/port.js';
 
 export const ROOT = new URL('..', import.meta.url).pathname;
@@ -74,6 +75,34 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
       await server.close();
       await runtime.close();
       if (!options.keep) temp?.remove();
+    },
+  };
+}
+
+/** The app as `vm-api serve` starts it over `dir`: listening before its read model is ready. */
+export async function serveWarmingUp(dir: string, options: { parallelFrom: number; store?: (store: EventStore) => EventStore; logger?: Logger }) {
+  const logger = options.logger ?? pino({ level: 'silent' });
+  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, logger, { clock: () => TEST_NOW });
+  const warmUp = new WarmUp(
+    { ...runtime, store: options.store?.(runtime.store) ?? runtime.store },
+    { DATA_DIR: dir, EVENTSTORE_URL: undefined },
+    { parallelFrom: options.parallelFrom, threads: 2, logEveryMs: 1000 },
+    logger,
+  );
+  const server = await createServer(runtime, logger, { publicBaseUrl: 'http://vm.test', readiness: warmUp });
+  await server.ready();
+  const ready = warmUp.run();
+  const get = async (url: string, key: string | null = DEMO_KEY) => {
+    const res = await server.inject({ method: 'GET', url, headers: key === null ? {} : { 'api-key': key } });
+    return { status: res.statusCode, body: res.json(), text: res.body, headers: res.headers };
+  };
+  return {
+    runtime,
+    ready,
+    get,
+    async close() {
+      await server.close();
+      await runtime.close();
     },
   };
 }

@@ -10,17 +10,13 @@
 import { cpSync } from 'node:fs';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
 import t from 'tap';
 import { type DomainEvent, streamOf } from '../src/events/catalog.js';
 import type { EventStore, Position } from '../src/eventstore/port.js';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
-import { createServer } from '../src/http/server.js';
-import { WarmUp } from '../src/readmodel/warm-up.js';
-import { openRuntime } from '../src/runtime.js';
 import { areas } from './snapshots/cases.js';
 import { resolver } from './snapshots/resolve.js';
-import { DEMO_KEY, HARBOR_KEY, startApp, tempDir, TEST_NOW, type TestApp, until } from './helpers.js';
+import { DEMO_KEY, HARBOR_KEY, serveWarmingUp, startApp, tempDir, type TestApp, until } from './helpers.js';
 
 const cases = Object.values(areas).flat();
 const keys = { riverside: DEMO_KEY, harbor: HARBOR_KEY, none: null } as const;
@@ -34,34 +30,6 @@ async function texts(app: Pick<TestApp, 'get'>): Promise<string[]> {
     out.push(`${res.status} ${res.text}`);
   }
   return out;
-}
-
-/** The app as `vm-api serve` starts it over `dir`: listening before its read model is ready. */
-async function serve(dir: string, options: { parallelFrom: number; store?: (store: EventStore) => EventStore }) {
-  const logger = pino({ level: 'silent' });
-  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, logger, { clock: () => TEST_NOW });
-  const warmUp = new WarmUp(
-    { ...runtime, store: options.store?.(runtime.store) ?? runtime.store },
-    { DATA_DIR: dir, EVENTSTORE_URL: undefined },
-    { parallelFrom: options.parallelFrom, threads: 2, logEveryMs: 1000 },
-    logger,
-  );
-  const server = await createServer(runtime, logger, { publicBaseUrl: 'http://vm.test', readiness: warmUp });
-  await server.ready();
-  const ready = warmUp.run();
-  const get = async (url: string, key: string | null = DEMO_KEY) => {
-    const res = await server.inject({ method: 'GET', url, headers: key === null ? {} : { 'api-key': key } });
-    return { status: res.statusCode, body: res.json(), text: res.body, headers: res.headers };
-  };
-  return {
-    runtime,
-    ready,
-    get,
-    async close() {
-      await server.close();
-      await runtime.close();
-    },
-  };
 }
 
 /** The answers of a read model replayed from a copy of `dir`'s log. */
@@ -99,7 +67,7 @@ t.test('until the read model is ready: /api/ answers 503 with Retry-After, /heal
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
   // The warm-up waits at its first look at the log.
-  const app = await serve(tmp.dir, {
+  const app = await serveWarmingUp(tmp.dir, {
     parallelFrom: 100_000,
     store: (store) => Object.assign(Object.create(store) as EventStore, { head: async () => (await gate, store.head()) }),
   });
@@ -125,14 +93,14 @@ t.test('every state a server starts from ends answering as a replay of its log d
   const expected = await texts(demo);
   cpSync(join(demo.dir, 'log'), join(tmp.dir, 'log'), { recursive: true });
   await demo.close();
-  let app = await serve(tmp.dir, { parallelFrom: 100 });
+  let app = await serveWarmingUp(tmp.dir, { parallelFrom: 100 });
   await app.ready;
   t.equal(app.runtime.projector.status().eventsApplied, 0, 'empty, far behind: replayed on threads, loaded, nothing left to fold');
   t.same(await texts(app), expected, 'empty read model');
   await app.close();
 
   // From the snapshot just written.
-  app = await serve(tmp.dir, { parallelFrom: 100 });
+  app = await serveWarmingUp(tmp.dir, { parallelFrom: 100 });
   await app.ready;
   t.equal(app.runtime.projector.status().eventsApplied, 0);
   t.same(await texts(app), expected, 'snapshot');
@@ -142,7 +110,7 @@ t.test('every state a server starts from ends answering as a replay of its log d
   await app.close();
 
   // From the snapshot and its journal.
-  app = await serve(tmp.dir, { parallelFrom: 100 });
+  app = await serveWarmingUp(tmp.dir, { parallelFrom: 100 });
   await app.ready;
   t.equal(app.runtime.projector.status().eventsApplied, 0, 'snapshot and journal: nothing to replay');
   t.same(await texts(app), await replayed(tmp.dir), 'snapshot and journal');
@@ -150,7 +118,7 @@ t.test('every state a server starts from ends answering as a replay of its log d
 
   // A log ahead of the read model by less than the threshold: caught up one event at a time, while ready.
   await append(tmp.dir, 20);
-  app = await serve(tmp.dir, { parallelFrom: 100 });
+  app = await serveWarmingUp(tmp.dir, { parallelFrom: 100 });
   await app.ready;
   await until(() => (app.runtime.projector.status().caughtUp ? true : undefined));
   t.equal(app.runtime.projector.status().eventsApplied, 20, 'a little behind: the 20 events folded');
@@ -159,7 +127,7 @@ t.test('every state a server starts from ends answering as a replay of its log d
 
   // A log ahead by more than the threshold: replayed on threads again.
   await append(tmp.dir, 120);
-  app = await serve(tmp.dir, { parallelFrom: 100 });
+  app = await serveWarmingUp(tmp.dir, { parallelFrom: 100 });
   await app.ready;
   t.equal(app.runtime.projector.status().eventsApplied, 0, 'far behind: replayed on threads, not folded one by one');
   t.same(await texts(app), await replayed(tmp.dir), 'far behind');

@@ -14,8 +14,9 @@ import { ConfigError, loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
 import { type DomainEvent, domainEvent, type EventOf, type EventType, eventSchemas } from '../events/catalog.js';
-import { appendChecked, ImportError, importEvents, importFile } from '../importer/import.js';
+import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
 import { createLogger } from '../logger.js';
+import { UnreadableLogError } from '../eventstore/embedded.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
@@ -222,7 +223,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (thrown) {
     const error = asUsageError(thrown);
     if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
-    else if (error instanceof ImportError || error instanceof ConfigError) console.error(error.message);
+    else if (error instanceof ImportError || error instanceof ImportAppendError || error instanceof ConfigError || error instanceof UnreadableLogError) console.error(error.message);
     else console.error(error);
     return error instanceof UsageError ? 2 : 1;
   }

@@ -14,6 +14,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { lmdbFileProblem } from '../lmdb-file.js';
 import {
   type AppendResult,
   type EventStore,
@@ -37,6 +38,17 @@ interface StoredEvent {
 }
 
 const HEAD = 'head';
+
+/** The event log cannot be opened or read: nothing can be served from it. */
+export class UnreadableLogError extends Error {
+  constructor(
+    readonly path: string,
+    readonly problem: string,
+  ) {
+    super(`cannot open the event log at ${path}: ${problem}`);
+    this.name = 'UnreadableLogError';
+  }
+}
 const READ_BATCH = 5000;
 
 export interface EmbeddedOptions {
@@ -72,8 +84,15 @@ export class EmbeddedEventStore implements EventStore {
     this.appended.setMaxListeners(0);
   }
 
+  /** Open the log at `path` (made if missing); a file LMDB cannot safely map is an UnreadableLogError, never a crash. */
   static open(path: string, options: EmbeddedOptions = {}): EmbeddedEventStore {
-    return new EmbeddedEventStore(open({ path, compression: false }), options);
+    const problem = lmdbFileProblem(path);
+    if (problem !== undefined) throw new UnreadableLogError(path, problem);
+    try {
+      return new EmbeddedEventStore(open({ path, compression: false }), options);
+    } catch (error) {
+      throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
+    }
   }
 
   async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {

@@ -31,6 +31,29 @@ export class ImportError extends Error {
   }
 }
 
+/**
+ * Appending a chunk of a valid file failed (a full disk, an unreachable
+ * store): that chunk is not in the log (each is appended in one
+ * transaction), the ones before it are; importing the file again appends
+ * the rest.
+ */
+export class ImportAppendError extends Error {
+  constructor(
+    readonly file: string,
+    readonly appended: number,
+    readonly total: number,
+    cause: unknown,
+  ) {
+    const problem = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `${file}: appending to the log failed after ${appended} of ${total} events (${problem}); ` +
+        `the log holds those ${appended} and nothing of the rest: importing the file again appends the rest`,
+      { cause },
+    );
+    this.name = 'ImportAppendError';
+  }
+}
+
 const lineSchema = z.strictObject({ type: z.string(), data: z.unknown(), id: id.optional() });
 
 export interface ParsedLine {
@@ -173,7 +196,11 @@ export async function appendChecked(store: EventStore, file: string, lines: read
       stream: streamOf(event),
       events: [{ id: eventId, type: event.type, data: event.data }],
     }));
-    await store.appendMany(appends);
+    try {
+      await store.appendMany(appends);
+    } catch (error) {
+      throw new ImportAppendError(file, i, fresh.length, error);
+    }
     onProgress?.({ phase: 'appending', done: Math.min(i + CHUNK, fresh.length), total: fresh.length });
   }
   return { appended: fresh.length, skipped: lines.length - fresh.length };

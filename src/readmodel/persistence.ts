@@ -16,7 +16,9 @@
  * Loading reads the tables' symbol codes, the snapshot, its indexes, then
  * the journal over them.
  */
+import { rmSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
+import { lmdbFileProblem } from '../lmdb-file.js';
 import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
@@ -70,7 +72,17 @@ export class ReadModelStore {
     this.openEnv();
   }
 
-  static open(path: string): ReadModelStore {
+  /**
+   * Open the read model at `path`. One whose file LMDB cannot safely map
+   * (truncated, overwritten) is dropped first — it is rebuilt from the log —
+   * and `onDropped` is told why.
+   */
+  static open(path: string, onDropped?: (problem: string) => void): ReadModelStore {
+    const problem = lmdbFileProblem(path);
+    if (problem !== undefined) {
+      onDropped?.(problem);
+      rmSync(path, { recursive: true, force: true });
+    }
     return new ReadModelStore(path);
   }
 
@@ -93,6 +105,11 @@ export class ReadModelStore {
   async reopen(): Promise<void> {
     await this.root.close();
     this.openEnv();
+  }
+
+  /** The version of the projections the stored records were made by (undefined: none stored). */
+  version(): number | undefined {
+    return this.meta.get('version') as number | undefined;
   }
 
   /** Whether the stored records were made by the current projections. */

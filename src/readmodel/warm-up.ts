@@ -80,6 +80,10 @@ export class WarmUp implements Readiness {
     const timer = setInterval(() => this.logProgress(), this.options.logEveryMs).unref();
     try {
       const head = await store.head();
+      const version = disk.version();
+      if (version !== undefined && !disk.isCurrent()) {
+        this.log?.warn({ version }, 'read model made by another version of the projections: dropped; it is rebuilt from the log');
+      }
       const from = disk.isCurrent() ? disk.checkpoint() : startOfLog;
       const behind = behindBy(head, from);
       if (store.kind === 'embedded' && behind > this.options.parallelFrom) {
@@ -100,12 +104,12 @@ export class WarmUp implements Readiness {
       // A loaded model a little behind serves now, and catches up while serving; an empty one catches up first.
       const loaded = comparePositions(projector.status().position, startOfLog) > 0;
       if (!loaded || !embedded || this.total > this.options.parallelFrom) await caughtUp;
-      const left = this.total - this.done;
+      const left = embedded ? Number(behindBy(await store.head(), projector.status().position)) : 0;
       this.enter('ready', 0);
       this.isReady = true;
       const { position, eventsApplied } = projector.status();
       this.log?.info(
-        { ms: Math.round(performance.now() - started), position: position.commit.toString(), events_applied: eventsApplied, behind: Math.max(0, left) },
+        { ms: Math.round(performance.now() - started), position: position.commit.toString(), events_applied: eventsApplied, behind: left },
         'read model ready',
       );
     } catch (error) {

@@ -1,0 +1,41 @@
+/**
+ * A look at an LMDB environment's data file before LMDB maps it: LMDB trusts
+ * its file, and a truncated or overwritten one crashes the process (a bus
+ * error or a segmentation fault) instead of failing an open. The two meta
+ * pages are read: each must carry LMDB's magic number, and the file must hold
+ * every page the newer one says the database uses.
+ */
+import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** Where lmdb-js's meta page puts its fields (a 24-byte page header, then the meta). */
+const MAGIC_AT = 0x18;
+const PAGE_SIZE_AT = 0x30; // the free database's md_pad holds the page size
+const LAST_PAGE_AT = 0x90;
+const TXN_AT = 0x98;
+const MAGIC = 0xbeefc0de;
+
+/** Why the environment at `dir` cannot be opened safely, or undefined (also when it does not exist yet). */
+export function lmdbFileProblem(dir: string): string | undefined {
+  const file = join(dir, 'data.mdb');
+  if (!existsSync(file)) return undefined;
+  const fd = openSync(file, 'r');
+  try {
+    const size = fstatSync(fd).size;
+    if (size === 0) return undefined; // made, never written: LMDB starts it afresh
+    const first = Buffer.alloc(4096);
+    if (readSync(fd, first, 0, first.length, 0) < first.length) return `${file} is ${size} bytes: shorter than its first page`;
+    if (first.readUInt32LE(MAGIC_AT) !== MAGIC) return `${file} is not an LMDB data file (no magic number in its first page)`;
+    const pageSize = first.readUInt32LE(PAGE_SIZE_AT);
+    if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return `${file} has an impossible page size (${pageSize})`;
+    const second = Buffer.alloc(256);
+    if (readSync(fd, second, 0, second.length, pageSize) < second.length) return `${file} is ${size} bytes: shorter than its two meta pages`;
+    const metas = [first, second].filter((page) => page.readUInt32LE(MAGIC_AT) === MAGIC);
+    const newest = metas.reduce((a, b) => (b.readBigUInt64LE(TXN_AT) > a.readBigUInt64LE(TXN_AT) ? b : a));
+    const needed = (Number(newest.readBigUInt64LE(LAST_PAGE_AT)) + 1) * pageSize;
+    if (size < needed) return `${file} is truncated: ${size} bytes, its last page ends at ${needed}`;
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
