@@ -4,7 +4,7 @@
  * in a running server within a second.
  */
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -185,6 +185,11 @@ t.test('rebuild --threads takes a whole number from 1 to 64', async (t) => {
   const unknown = await vmApi(tmp.dir, 'rebuild', '--fast');
   t.equal(unknown.code, 2, 'an unknown option is a usage error');
   t.match(unknown.stderr, /Unknown option '--fast'[\s\S]*usage: vm-api/);
+  const none = await vmApi(join(tmp.dir, 'nothing'), 'rebuild');
+  t.equal(none.code, 1, 'no log: nothing to rebuild');
+  t.match(none.stderr, /^no event log in .*nothing: nothing to rebuild/);
+  t.notOk(existsSync(join(tmp.dir, 'nothing')), 'and no DATA_DIR made');
+  await (await EmbeddedEventStore.open(join(tmp.dir, 'log'))).close();
   const empty = await vmApi(tmp.dir, 'rebuild', '--threads', '2');
   t.equal(empty.code, 0, 'an empty log rebuilds on two threads too');
   t.match(empty.stdout, /rebuilt the read model from 0 events in [\d.]+ s on 2 threads/);

@@ -1,11 +1,11 @@
 #!/usr/bin/env node
 /**
- * vm-api: serve, import, rebuild, keys issue, keys revoke.
+ * vm-api: serve, import, rebuild, keys issue / revoke / list, institutions list.
  * Configuration comes from the environment (see src/config.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -13,7 +13,7 @@ import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
-import { type DomainEvent, domainEvent, type EventOf, type EventType, eventSchemas } from '../events/catalog.js';
+import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
 import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
 import { createLogger } from '../logger.js';
 import { UnreadableLogError } from '../eventstore/embedded.js';
@@ -21,8 +21,9 @@ import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
 import { progressPrinter } from './progress.js';
+import { listedResources, listLog, table } from './listing.js';
 
-const USAGE = `usage: vm-api <command>
+const USAGE = `usage: vm-api <command> [options]
 
   serve [--demo]                         serve the API (--demo: import the demo fixture into an empty log first)
   import <file.ndjson>...                validate each file whole, then append its events
@@ -31,8 +32,12 @@ const USAGE = `usage: vm-api <command>
   keys issue --institution <id> [--label <text>]
                                          issue an API key (printed once; only its hash is stored)
   keys revoke <key_id>                   revoke an API key
+  keys list [--institution <id>]         the API keys: id, institution, label, created, revoked
+  institutions list                      the institutions: id, name, records per resource
+  help, --help, -h                       this text (also after any command)
+  --version                              the version
 
-environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL`;
+environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM`;
 
 /** The project folder (where package.json is), from src/ or from dist/src/. */
 function projectRoot(): string {
@@ -44,6 +49,34 @@ function projectRoot(): string {
 const fixture = (name: string) => join(projectRoot(), 'fixtures', name);
 
 class UsageError extends Error {}
+
+/** A mistake of the operator's or a state of the data that stops the command: one line (its message), exit 1. */
+class OperatorError extends Error {}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function version(): string {
+  return (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
+}
+
+/** Each file can be read as a file: else the operator is told which and why (before anything is opened). */
+function checkReadable(files: readonly string[]): void {
+  for (const file of files) {
+    let stats;
+    try {
+      stats = statSync(file);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      throw new OperatorError(code === 'ENOENT' ? `no such file: ${file}` : `cannot read ${file} (${code ?? String(error)})`);
+    }
+    if (stats.isDirectory()) throw new OperatorError(`${file} is a directory, not an NDJSON file`);
+    try {
+      accessSync(file, constants.R_OK);
+    } catch {
+      throw new OperatorError(`cannot read ${file}: permission denied`);
+    }
+  }
+}
 
 /** node:util's parseArgs refusing the arguments (an unknown option, a missing value) is a usage error too. */
 function asUsageError(error: unknown): unknown {
@@ -72,13 +105,23 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   // Listen at once; the read model is made ready meanwhile (the API answers 503 until it is, /healthz says how far).
   const warmUp = new WarmUp(runtime, config, { parallelFrom: config.CATCH_UP_PARALLEL_FROM, threads: replayThreads(), logEveryMs: 3000 }, logger);
   const server = await createServer(runtime, logger, { publicBaseUrl: config.PUBLIC_BASE_URL, readiness: warmUp });
+  // The address actually bound (PORT=0 picks a free port).
+  let url: string;
+  try {
+    url = await server.listen({ port: config.PORT, host: config.HOST });
+  } catch (error) {
+    await server.close();
+    await runtime.close();
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code === 'EADDRINUSE') throw new OperatorError(`port ${config.PORT} on ${config.HOST} is already in use (set PORT to another)`);
+    if (code === 'EADDRNOTAVAIL' || code === 'EACCES') throw new OperatorError(`cannot listen on ${config.HOST}:${config.PORT} (${code})`);
+    throw error;
+  }
   closeWithGrace({ delay: 10_000 }, async ({ err }) => {
     if (err) logger.error({ err }, 'shutting down after an error');
     await server.close();
     await runtime.close();
   });
-  // The address actually bound (PORT=0 picks a free port).
-  const url = await server.listen({ port: config.PORT, host: config.HOST });
   const ready = warmUp.run();
   ready.catch((err: unknown) => {
     logger.fatal({ err }, 'the read model could not be made ready; stopping');
@@ -98,8 +141,11 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   }
 }
 
-async function importFiles(config: Config, files: string[]): Promise<void> {
+async function importFiles(config: Config, args: string[]): Promise<void> {
+  // Anything that looks like an option is one (and none is known), never a file name.
+  const files = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
   if (files.length === 0) throw new UsageError('import needs at least one file');
+  checkReadable(files);
   const store = openEventStore(config);
   try {
     for (const file of files) {
@@ -131,6 +177,9 @@ function threadsOption(args: string[]): number | undefined {
 }
 
 async function rebuild(config: Config, threads: number | undefined): Promise<void> {
+  if (config.EVENTSTORE_URL === undefined && !existsSync(join(config.DATA_DIR, 'log', 'data.mdb'))) {
+    throw new OperatorError(`no event log in ${config.DATA_DIR}: nothing to rebuild (import a file first)`);
+  }
   const runtime = openRuntime(config);
   try {
     const started = performance.now();
@@ -165,36 +214,52 @@ async function keys(config: Config, args: string[]): Promise<void> {
     options: { institution: { type: 'string' }, label: { type: 'string' } },
     allowPositionals: true,
   });
+  if (action !== 'issue' && action !== 'revoke' && action !== 'list') throw new UsageError('keys issue | keys revoke | keys list');
   const store = openEventStore(config);
   try {
     const now = new Date().toISOString();
-    if (action === 'issue') {
+    const { keys: issued, institutions } = await listLog(store);
+    if (action === 'list') {
+      const wanted = values.institution?.toLowerCase();
+      const rows = [...issued.values()].filter((k) => wanted === undefined || k.institution === wanted);
+      console.log(table([['key_id', 'institution', 'label', 'created', 'revoked'], ...rows.map((k) => [k.keyId, k.institution, k.label ?? '', k.created, k.revoked ?? ''])]));
+    } else if (action === 'issue') {
       if (!values.institution) throw new UsageError('keys issue needs --institution <id>');
+      const institution = values.institution.toLowerCase();
+      if (!institutions.has(institution)) throw new OperatorError(`unknown institution ${UUID.test(institution) ? institution : '(not an institution id)'}: \`vm-api institutions list\` shows them`);
       const key = `vm_${randomBytes(24).toString('base64url')}`;
       const keyId = randomUUID();
-      const data = {
-        institution_id: values.institution.toLowerCase(),
-        occurred_at: now,
-        key_id: keyId,
-        key_sha256: sha256(key),
-        ...(values.label ? { label: values.label } : {}),
-      };
+      const data = { institution_id: institution, occurred_at: now, key_id: keyId, key_sha256: sha256(key), ...(values.label ? { label: values.label } : {}) };
       await appendChecked(store, 'keys issue', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyIssued', data) }]);
       console.log(`key_id: ${keyId}\napi key: ${key}\n(the key is shown only now; only its hash is stored)`);
-    } else if (action === 'revoke') {
-      const keyId = positionals[0];
+    } else {
+      const keyId = positionals[0]?.toLowerCase();
       if (!keyId) throw new UsageError('keys revoke needs <key_id>');
-      const issued = (await store.readStream(`apikey-${keyId.toLowerCase()}`))
-        .map(domainEvent)
-        .find((e): e is EventOf<'ApiKeyIssued'> => e?.type === 'ApiKeyIssued');
-      const institution = issued?.data.institution_id;
-      if (!institution) throw new UsageError(`no API key ${keyId}`);
-      const data = { institution_id: institution, occurred_at: now, key_id: keyId.toLowerCase() };
+      // What was given may be a secret pasted by mistake: it is never printed unless it is a key id.
+      if (!UUID.test(keyId)) throw new OperatorError('that is not a key id (a UUID, as `vm-api keys list` shows); revoking needs no key');
+      const key = issued.get(keyId);
+      if (!key) throw new OperatorError(`no API key ${keyId}`);
+      if (key.revoked !== null) {
+        console.log(`key ${keyId} was already revoked (${key.revoked}); nothing appended`);
+        return;
+      }
+      const data = { institution_id: key.institution, occurred_at: now, key_id: keyId };
       await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }]);
       console.log(`revoked ${keyId}`);
-    } else {
-      throw new UsageError('keys issue | keys revoke');
     }
+  } finally {
+    await store.close();
+  }
+}
+
+async function institutionsList(config: Config, args: string[]): Promise<void> {
+  const [action] = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
+  if (action !== 'list') throw new UsageError('institutions list');
+  const store = openEventStore(config);
+  try {
+    const { institutions } = await listLog(store);
+    const rows = [...institutions.values()].map((i) => [i.id, i.name, ...listedResources.map((r) => String(i.records.get(r) ?? 0))]);
+    console.log(table([['id', 'name', ...listedResources], ...rows]));
   } finally {
     await store.close();
   }
@@ -202,6 +267,14 @@ async function keys(config: Config, args: string[]): Promise<void> {
 
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
+  if (command === 'help' || command === '--help' || command === '-h' || args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE);
+    return 0;
+  }
+  if (command === '--version') {
+    console.log(version());
+    return 0;
+  }
   try {
     const config = loadConfig();
     switch (command) {
@@ -217,13 +290,22 @@ export async function main(argv: string[]): Promise<number> {
       case 'keys':
         await keys(config, args);
         return 0;
+      case 'institutions':
+        await institutionsList(config, args);
+        return 0;
       default:
         throw new UsageError(command ? `unknown command ${command}` : 'no command');
     }
   } catch (thrown) {
     const error = asUsageError(thrown);
     if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
-    else if (error instanceof ImportError || error instanceof ImportAppendError || error instanceof ConfigError || error instanceof UnreadableLogError) console.error(error.message);
+    else if (
+      error instanceof OperatorError ||
+      error instanceof ImportError ||
+      error instanceof ImportAppendError ||
+      error instanceof ConfigError ||
+      error instanceof UnreadableLogError
+    ) console.error(error.message);
     else console.error(error);
     return error instanceof UsageError ? 2 : 1;
   }

@@ -32,7 +32,8 @@ interface Folded {
 const MAX_ATTEMPTS = 50;
 
 export type CommandResult =
-  | { readonly status: number; readonly body: unknown }
+  /** `replayed`: the answer of an earlier request with the same Idempotency-Key and body. */
+  | { readonly status: number; readonly body: unknown; readonly replayed?: true }
   | { readonly status: number; readonly detail: string };
 
 export class SitesCommandHandler {
@@ -75,7 +76,7 @@ export class SitesCommandHandler {
           return { status: decision.status, detail: decision.detail };
         case 'replayed':
           if (position) await this.projector.waitFor(position);
-          return { status: decision.status, body: decision.response };
+          return { status: decision.status, body: decision.response, replayed: true };
         case 'accepted': {
           if (decision.events.length === 0) return { status: decision.status, body: decision.response };
           const expected: ExpectedRevision = revision < 0 ? 'no_stream' : revision;

@@ -14,6 +14,9 @@ export class HttpError extends Error {
 
 export const notFound = () => new HttpError(404, 'Not found.');
 
+/** A header's name as it is usually written (idempotency-key → Idempotency-Key). */
+const headerName = (name: string) => name.replace(/(^|-)([a-z])/g, (_, dash: string, c: string) => dash + c.toUpperCase());
+
 export function installErrorHandlers(app: FastifyInstance): void {
   app.setErrorHandler((error: FastifyError | HttpError | StoreUnavailableError, request, reply) => {
     if (error instanceof HttpError) return reply.code(error.statusCode).send({ detail: error.detail });
@@ -21,7 +24,12 @@ export function installErrorHandlers(app: FastifyInstance): void {
       const issue = error.validation[0];
       const field = issue?.instancePath.replace(/^\//, '').replaceAll('/', '.');
       const message = issue?.message ?? 'Invalid request.';
-      const detail = error.validationContext === 'body' && field ? `${field}: ${message}` : message;
+      const detail =
+        error.validationContext === 'body' && field
+          ? `${field}: ${message}`
+          : error.validationContext === 'headers' && field
+            ? `${headerName(field)} header: ${message}`
+            : message;
       return reply.code(400).send({ detail });
     }
     if (error instanceof StoreUnavailableError) {
@@ -46,7 +54,8 @@ export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: r
   app.route({
     method: METHODS.filter((m) => !allowed.includes(m)),
     url,
-    handler: async (request) => {
+    handler: async (request, reply) => {
+      reply.header('allow', allowed.join(', '));
       throw new HttpError(405, `Method "${request.method}" not allowed.`);
     },
   });

@@ -37,9 +37,9 @@ const sha256 = (operation: string, body: unknown) =>
   createHash('sha256').update(`${operation}\n${JSON.stringify(body)}`).digest('hex');
 
 function send(reply: FastifyReply, result: CommandResult) {
-  return 'detail' in result
-    ? reply.code(result.status).send({ detail: result.detail })
-    : reply.code(result.status).send(result.body);
+  if ('detail' in result) return reply.code(result.status).send({ detail: result.detail });
+  if (result.replayed) reply.header('idempotent-replayed', 'true');
+  return reply.code(result.status).send(result.body);
 }
 
 export async function sitesWriteRoutes(parent: FastifyInstance, { model, commands }: SitesWriteOptions) {
