@@ -51,6 +51,8 @@ export interface StartOptions {
   logger?: Logger;
   /** How long a request may take to arrive (the server's default otherwise). */
   requestTimeoutMs?: number;
+  /** /readyz's bound on the lag (the server's default otherwise). */
+  readyMaxLagMs?: number;
 }
 
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
@@ -61,7 +63,7 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
   const served = options.commandStore ? { ...runtime, store: options.commandStore(runtime.store) } : runtime;
-  const server = await createServer(served, logger, { publicBaseUrl: 'http://vm.test', requestTimeoutMs: options.requestTimeoutMs });
+  const server = await createServer(served, logger, { publicBaseUrl: 'http://vm.test', requestTimeoutMs: options.requestTimeoutMs, readyMaxLagMs: options.readyMaxLagMs });
   await server.ready();
   return {
     dir,

@@ -13,6 +13,7 @@ import { resources } from '../resources/index.js';
 import { authPlugin } from './auth.js';
 import { rememberingQueryValidators } from './query-strings.js';
 import { HttpError, installErrorHandlers } from './errors.js';
+import { metricsPlugin } from './metrics.js';
 import type { Readiness } from '../readmodel/warm-up.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
@@ -25,7 +26,9 @@ export interface AppServices {
   commands: SitesCommandHandler;
   publicBaseUrl: string | undefined;
   /** Whether the read model is ready to serve, and how far it is (absent: it is). */
-  readiness?: Readiness;
+  readiness?: Readiness | undefined;
+  /** /readyz says not ready while the read model is more than this far behind the log (ms). */
+  readyMaxLagMs: number;
 }
 
 export async function app(instance: FastifyInstance, services: AppServices): Promise<void> {
@@ -54,6 +57,19 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
       warm_up: warming && { phase: warming.phase, done: warming.done, total: warming.total, percent: warming.percent, eta_seconds: warming.etaSeconds },
     };
   });
+
+  // Readiness for a load balancer: the read model ready, caught up with the log, and not too far behind it.
+  instance.get('/readyz', async (_request, reply) => {
+    const { caughtUp } = services.projector.status();
+    const lag = await services.projector.lag();
+    const ready = (readiness?.ready() ?? true) && caughtUp && lag.ms <= services.readyMaxLagMs;
+    return reply.code(ready ? 200 : 503).send({
+      status: ready ? 'ready' : 'not_ready',
+      lag: { positions: lag.positions.toString(), ms: lag.ms },
+      max_lag_ms: services.readyMaxLagMs,
+    });
+  });
+  await instance.register(metricsPlugin, { model: services.model, projector: services.projector });
 
   await instance.register(
     async (api) => {

@@ -18,6 +18,8 @@ export interface ServerOptions {
   /** Whether the read model is ready to serve (absent: it is). */
   readonly readiness?: Readiness | undefined;
   readonly requestTimeoutMs?: number;
+  /** /readyz's bound on the read model's lag (ms). */
+  readonly readyMaxLagMs?: number;
 }
 
 export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, options: ServerOptions = {}): Promise<FastifyInstance> {
@@ -34,7 +36,7 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   refuseLongUrls(server);
   const { publicBaseUrl, readiness } = options;
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
-  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness });
+  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000 });
   const background = workInBackground(runtime.model);
   server.addHook('onClose', async () => background.stop());
   return server;

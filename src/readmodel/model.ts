@@ -64,6 +64,11 @@ export class ReadModel implements JsonView {
     return this.maps[kind].get(id);
   }
 
+  /** How many records of a kind there are, of every institution. */
+  count(kind: Kind): number {
+    return this.maps[kind].size;
+  }
+
   /** Every record of a kind, of every institution. */
   records<K extends Kind>(kind: K): Iterable<Records[K]> {
     return this.maps[kind].values();

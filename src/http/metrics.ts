@@ -1,0 +1,94 @@
+/**
+ * GET /metrics in Prometheus's text format (prom-client), without a key:
+ * requests by route pattern and status code (a counter and a latency
+ * histogram), the projection's position, its lag in events and in
+ * milliseconds, events applied, resubscriptions, records per resource,
+ * requests refused by the rate limit, and prom-client's default process
+ * metrics. Each registry is the server's own (tests start many servers).
+ */
+import type { FastifyInstance } from 'fastify';
+import fp from 'fastify-plugin';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { kinds } from '../../projections/records.js';
+import type { ReadModel } from '../readmodel/model.js';
+import type { Projector } from '../readmodel/projector.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Counts a request the rate limit refused (the rate-limit plugin calls it). */
+    countRateLimited(): void;
+  }
+}
+
+export interface MetricsOptions {
+  model: ReadModel;
+  projector: Projector;
+}
+
+export const metricsPlugin = fp(
+  async (app: FastifyInstance, { model, projector }: MetricsOptions) => {
+    const registry = new Registry();
+    collectDefaultMetrics({ register: registry });
+    const labelNames = ['route', 'status'] as const;
+    const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests answered, by route pattern and status code', labelNames, registers: [registry] });
+    const latency = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'Time from receiving a request to sending its answer, by route pattern and status code',
+      labelNames,
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5],
+      registers: [registry],
+    });
+    const limited = new Counter({ name: 'http_rate_limited_total', help: 'Requests refused by the rate limit', registers: [registry] });
+    const status = () => projector.status();
+    new Gauge({
+      name: 'projection_position',
+      help: 'The log position the read model reflects (commit)',
+      registers: [registry],
+      collect() {
+        this.set(Number(status().position.commit));
+      },
+    });
+    new Gauge({
+      name: 'projection_events_applied',
+      help: 'Events applied by the projector since start',
+      registers: [registry],
+      collect() {
+        this.set(status().eventsApplied);
+      },
+    });
+    new Gauge({
+      name: 'projection_resubscriptions',
+      help: 'Times the projection subscription was lost and re-established',
+      registers: [registry],
+      collect() {
+        this.set(status().reconnects);
+      },
+    });
+    const lagEvents = new Gauge({ name: 'projection_lag_positions', help: 'How far the read model is behind the log head (events on the embedded log, bytes on EventStoreDB)', registers: [registry] });
+    const lagMs = new Gauge({ name: 'projection_lag_milliseconds', help: 'How long the read model has been behind the log head', registers: [registry] });
+    new Gauge({
+      name: 'read_model_records',
+      help: 'Records in the read model, by kind',
+      labelNames: ['kind'],
+      registers: [registry],
+      collect() {
+        for (const kind of kinds) this.set({ kind }, model.count(kind));
+      },
+    });
+
+    app.decorate('countRateLimited', () => limited.inc());
+    app.addHook('onResponse', (request, reply, done) => {
+      const labels = { route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) };
+      requests.inc(labels);
+      latency.observe(labels, reply.elapsedTime / 1000);
+      done();
+    });
+    app.get('/metrics', async (_request, reply) => {
+      const lag = await projector.lag();
+      lagEvents.set(Number(lag.positions));
+      lagMs.set(lag.ms);
+      return reply.type(registry.contentType).send(await registry.metrics());
+    });
+  },
+  { name: 'metrics' },
+);
