@@ -20,6 +20,17 @@ export const configSchema = z.object({
   CATCH_UP_PARALLEL_FROM: z.coerce.number().int().min(0).default(100_000),
   /** /readyz answers 503 while the read model is more than this many milliseconds behind the log. */
   READY_MAX_LAG_MS: z.coerce.number().int().min(0).default(5000),
+  /** Requests per API key per RATE_LIMIT_WINDOW (0: no limit); per server (each replica counts its own). */
+  RATE_LIMIT_MAX: z.coerce.number().int().min(0).default(600),
+  RATE_LIMIT_WINDOW: z
+    .string()
+    .regex(/^\d+\s*(ms|millisecond|second|minute|hour|day)s?$|^\d+$/, { error: 'must be a duration such as "1 minute", "30 seconds" or milliseconds' })
+    .default('1 minute'),
+  /** Origins allowed to call the API from a browser, comma-separated (unset: CORS off). */
+  CORS_ORIGINS: z
+    .string()
+    .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
+    .optional(),
 });
 
 export type Config = z.output<typeof configSchema>;

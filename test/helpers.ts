@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { type Logger, pino } from 'pino';
-import { createServer } from '../src/http/server.js';
+import { createServer, type ServerOptions } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
 import { openRuntime, type Runtime } from '../src/runtime.js';
 import { WarmUp } from '../src/readmodel/warm-up.js';
@@ -53,6 +53,8 @@ export interface StartOptions {
   requestTimeoutMs?: number;
   /** /readyz's bound on the lag (the server's default otherwise). */
   readyMaxLagMs?: number;
+  /** Server options besides (rate limit, CORS). */
+  server?: Pick<ServerOptions, 'rateLimit' | 'corsOrigins'>;
 }
 
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {
@@ -63,7 +65,12 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
   for (const name of options.fixtures ?? []) await importEvents(runtime.store, name, readFixture(name));
   await runtime.projector.start();
   const served = options.commandStore ? { ...runtime, store: options.commandStore(runtime.store) } : runtime;
-  const server = await createServer(served, logger, { publicBaseUrl: 'http://vm.test', requestTimeoutMs: options.requestTimeoutMs, readyMaxLagMs: options.readyMaxLagMs });
+  const server = await createServer(served, logger, {
+    publicBaseUrl: 'http://vm.test',
+    requestTimeoutMs: options.requestTimeoutMs,
+    readyMaxLagMs: options.readyMaxLagMs,
+    ...options.server,
+  });
   await server.ready();
   return {
     dir,

@@ -104,7 +104,13 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   const runtime = openRuntime(config, logger);
   // Listen at once; the read model is made ready meanwhile (the API answers 503 until it is, /healthz says how far).
   const warmUp = new WarmUp(runtime, config, { parallelFrom: config.CATCH_UP_PARALLEL_FROM, threads: replayThreads(), logEveryMs: 3000 }, logger);
-  const server = await createServer(runtime, logger, { publicBaseUrl: config.PUBLIC_BASE_URL, readiness: warmUp, readyMaxLagMs: config.READY_MAX_LAG_MS });
+  const server = await createServer(runtime, logger, {
+    publicBaseUrl: config.PUBLIC_BASE_URL,
+    readiness: warmUp,
+    readyMaxLagMs: config.READY_MAX_LAG_MS,
+    rateLimit: { max: config.RATE_LIMIT_MAX, window: config.RATE_LIMIT_WINDOW },
+    corsOrigins: config.CORS_ORIGINS,
+  });
   // The address actually bound (PORT=0 picks a free port).
   let url: string;
   try {

@@ -14,6 +14,7 @@ import { authPlugin } from './auth.js';
 import { rememberingQueryValidators } from './query-strings.js';
 import { HttpError, installErrorHandlers } from './errors.js';
 import { metricsPlugin } from './metrics.js';
+import { limitRate, protect, type RateLimitSettings } from './protection.js';
 import type { Readiness } from '../readmodel/warm-up.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
@@ -29,6 +30,10 @@ export interface AppServices {
   readiness?: Readiness | undefined;
   /** /readyz says not ready while the read model is more than this far behind the log (ms). */
   readyMaxLagMs: number;
+  /** Requests per API key per window (absent: no limit). */
+  rateLimit?: RateLimitSettings | undefined;
+  /** Origins allowed to call from a browser (absent: CORS off). */
+  corsOrigins?: readonly string[] | undefined;
 }
 
 export async function app(instance: FastifyInstance, services: AppServices): Promise<void> {
@@ -37,6 +42,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   installErrorHandlers(instance);
   // Bodies are JSON: any other Content-Type is a 415.
   instance.removeContentTypeParser('text/plain');
+  await protect(instance, services.corsOrigins);
 
   const { readiness } = services;
   instance.get('/healthz', async () => {
@@ -84,6 +90,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
         });
       }
       await api.register(authPlugin, { model: services.model });
+      await limitRate(api, services.rateLimit, () => instance.countRateLimited());
       const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
       const register = <K extends Kind>(def: ResourceDef<K>) => api.register(readRoutes(def), options);
       await register(resources.shifts);

@@ -12,6 +12,8 @@ import { HttpError } from './errors.js';
 declare module 'fastify' {
   interface FastifyRequest {
     institutionId: string;
+    /** The id of the API key the request was made with (never the key: rate limits and logs use this). */
+    apiKeyId: string;
   }
 }
 
@@ -43,6 +45,7 @@ export const authPlugin = fp(
   async (app: FastifyInstance, { model }: { model: ReadModel }) => {
     const hashes = new HashCache(1024);
     app.decorateRequest('institutionId', '');
+    app.decorateRequest('apiKeyId', '');
     app.addHook('onRequest', (request, _reply, done) => {
       const key = request.headers['api-key'];
       if (key === undefined || key === '') {
@@ -51,6 +54,7 @@ export const authPlugin = fp(
       const record = typeof key === 'string' ? model.apiKey(hashes.hash(key)) : undefined;
       if (!record) return done(new HttpError(401, 'Invalid API key.'));
       request.institutionId = record.institution_id;
+      request.apiKeyId = record.id;
       done();
     });
   },

@@ -5,6 +5,7 @@ import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
 import { QueryStringCache } from './query-strings.js';
 import { refusalOptions, refuseLongUrls } from './refusals.js';
+import type { RateLimitSettings } from './protection.js';
 import { workInBackground } from '../readmodel/background.js';
 import type { Readiness } from '../readmodel/warm-up.js';
 
@@ -20,6 +21,10 @@ export interface ServerOptions {
   readonly requestTimeoutMs?: number;
   /** /readyz's bound on the read model's lag (ms). */
   readonly readyMaxLagMs?: number;
+  /** Requests per API key per window (absent: no limit). */
+  readonly rateLimit?: RateLimitSettings | undefined;
+  /** Origins allowed to call from a browser (absent: CORS off). */
+  readonly corsOrigins?: readonly string[] | undefined;
 }
 
 export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, options: ServerOptions = {}): Promise<FastifyInstance> {
@@ -36,7 +41,10 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   refuseLongUrls(server);
   const { publicBaseUrl, readiness } = options;
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
-  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000 });
+  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000,
+    rateLimit: options.rateLimit,
+    corsOrigins: options.corsOrigins,
+  });
   const background = workInBackground(runtime.model);
   server.addHook('onClose', async () => background.stop());
   return server;
