@@ -36,7 +36,7 @@ t.test('import, rebuild and serve on EventStoreDB', async (t) => {
   const port = await new Promise<number>((resolve, reject) => {
     const rl = createInterface({ input: serving.stdout });
     rl.on('line', (line) => {
-      const m = /API at http:\/\/127\.0\.0\.1:(\d+)/.exec(line);
+      const m = /"url":"http:\/\/127\.0\.0\.1:(\d+)"/.exec(line);
       if (m) resolve(Number(m[1]));
     });
     serving.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));

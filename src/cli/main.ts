@@ -123,17 +123,24 @@ async function serve(config: Config, demo: boolean): Promise<void> {
     if (code === 'EADDRNOTAVAIL' || code === 'EACCES') throw new OperatorError(`cannot listen on ${config.HOST}:${config.PORT} (${code})`);
     throw error;
   }
-  closeWithGrace({ delay: 10_000 }, async ({ err }) => {
+  // SIGTERM/SIGINT: stop accepting, finish the requests in flight, stop the projector after its batch, close the log and LMDB.
+  closeWithGrace({ delay: 10_000 }, async ({ err, signal }) => {
+    const started = performance.now();
     if (err) logger.error({ err }, 'shutting down after an error');
+    else logger.info({ signal }, 'shutting down: no new connections; finishing the requests in flight');
     await server.close();
+    logger.info('requests finished; stopping the projector and closing the log and the read model');
     await runtime.close();
+    logger.info({ ms: Math.round(performance.now() - started) }, 'stopped');
   });
   const ready = warmUp.run();
   ready.catch((err: unknown) => {
     logger.fatal({ err }, 'the read model could not be made ready; stopping');
     process.exit(1);
   });
+  logger.info({ url, version: version() }, 'Volunteer Management API listening');
   if (demo) {
+    // For the human who ran `npm start` (not a log line: the demo key is a key).
     const key = readFileSync(fixture('demo.key'), 'utf8').trim();
     // The demo's log is small: its key is checked once the read model is ready.
     await ready;
@@ -142,8 +149,8 @@ async function serve(config: Config, demo: boolean): Promise<void> {
     } else {
       console.log(`\nVolunteer Management API at ${url} (the demo key is not valid on this data)\n`);
     }
-  } else {
-    console.log(`Volunteer Management API at ${url}`);
+  } else if (process.stdout.isTTY) {
+    console.log(`\nVolunteer Management API at ${url}\n`);
   }
 }
 

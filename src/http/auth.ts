@@ -17,6 +17,9 @@ declare module 'fastify' {
   }
 }
 
+/** Levels at which Fastify logs each request (below them, no child logger is made). */
+const LOGS_REQUESTS = new Set(['info', 'debug', 'trace']);
+
 export const sha256 = (key: string): string => createHash('sha256').update(key).digest('hex');
 
 /**
@@ -46,7 +49,7 @@ export const authPlugin = fp(
     const hashes = new HashCache(1024);
     app.decorateRequest('institutionId', '');
     app.decorateRequest('apiKeyId', '');
-    app.addHook('onRequest', (request, _reply, done) => {
+    app.addHook('onRequest', (request, reply, done) => {
       const key = request.headers['api-key'];
       if (key === undefined || key === '') {
         return done(new HttpError(401, 'Authentication credentials were not provided.'));
@@ -55,6 +58,8 @@ export const authPlugin = fp(
       if (!record) return done(new HttpError(401, 'Invalid API key.'));
       request.institutionId = record.institution_id;
       request.apiKeyId = record.id;
+      // Every later line about the request says whose it is: the key's id and institution (never the key).
+      if (LOGS_REQUESTS.has(request.log.level)) request.log = reply.log = request.log.child({ key_id: record.id, institution: record.institution_id });
       done();
     });
   },
