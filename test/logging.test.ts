@@ -54,7 +54,8 @@ t.test('serve: a log line with the URL; SIGTERM finishes what is in flight and e
     headers: { 'api-key': DEMO_KEY, 'content-type': 'application/json' },
     body: JSON.stringify({ sites: [{ title: 'Made while stopping' }] }),
   });
-  await new Promise((resolve) => setTimeout(resolve, 5));
+  // Signalled once the server has the request (a request still on its way when the server closes is answered 503).
+  while (!lines.some((l) => l.includes('incoming request') && l.includes('bulk-create'))) await new Promise((resolve) => setTimeout(resolve, 1));
   child.kill('SIGTERM');
   const [response, code] = await Promise.all([inFlight, new Promise<number | null>((resolve) => child.once('exit', resolve))]);
   t.equal(response.status, 201, 'the request in flight was answered');

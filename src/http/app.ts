@@ -15,6 +15,9 @@ import { rememberingQueryValidators } from './query-strings.js';
 import { HttpError, installErrorHandlers } from './errors.js';
 import { metricsPlugin } from './metrics.js';
 import { limitRate, protect, type RateLimitSettings } from './protection.js';
+import { conditionalGets } from './etags.js';
+import compress from '@fastify/compress';
+import zlib from 'node:zlib';
 import type { Readiness } from '../readmodel/warm-up.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
@@ -43,6 +46,8 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   // Bodies are JSON: any other Content-Type is a 415.
   instance.removeContentTypeParser('text/plain');
   await protect(instance, services.corsOrigins);
+  // gzip or brotli when the client asks; brotli at a quality that costs about what gzip does (11, the default, is far slower).
+  await instance.register(compress, { threshold: 1024, brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
 
   const { readiness } = services;
   instance.get('/healthz', async () => {
@@ -91,6 +96,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
       }
       await api.register(authPlugin, { model: services.model });
       await limitRate(api, services.rateLimit, () => instance.countRateLimited());
+      conditionalGets(api, services.model);
       const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
       const register = <K extends Kind>(def: ResourceDef<K>) => api.register(readRoutes(def), options);
       await register(resources.shifts);

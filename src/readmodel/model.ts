@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 /**
  * The in-memory read model: every record by kind and id (what projections
  * read), and for each searchable kind one table per institution with its
@@ -72,6 +73,22 @@ export class ReadModel implements JsonView {
   /** Every record of a kind, of every institution. */
   records<K extends Kind>(kind: K): Iterable<Records[K]> {
     return this.maps[kind].values();
+  }
+
+  /**
+   * Random, one per model: revisions count from the load, so the same
+   * revision in another process (a restart, another replica) can stand for
+   * other data; a tag made of both never can.
+   */
+  readonly epoch = randomBytes(4).readUInt32BE(0);
+
+  /** Moves on every change of any record of an institution, within this model (conditional GETs tag their answers with it and `epoch`). */
+  institutionRevision(institutionId: string): number {
+    const counts = this.revisionsByInstitution.get(institutionId);
+    if (!counts) return 0;
+    let sum = 0;
+    for (const kind of kinds) sum += counts[kind];
+    return sum;
   }
 
   /** Moves on every change of a record of this kind (of one institution, if given): cached JSON checks it. */
