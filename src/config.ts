@@ -18,6 +18,8 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A read model more events than this behind the embedded log is replayed on threads at start-up, not folded one by one. */
   CATCH_UP_PARALLEL_FROM: z.coerce.number().int().min(0).default(100_000),
+  /** A journal of at least this many changes (and a tenth of the snapshot) is folded into a new snapshot at start-up. */
+  JOURNAL_FOLD_FROM: z.coerce.number().int().min(1).default(10_000),
   /** /readyz answers 503 while the read model is more than this many milliseconds behind the log. */
   READY_MAX_LAG_MS: z.coerce.number().int().min(0).default(5000),
   /** Requests per API key per RATE_LIMIT_WINDOW (0: no limit); per server (each replica counts its own). */

@@ -31,7 +31,7 @@ export interface RuntimeOptions {
 }
 
 export function openRuntime(
-  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>,
+  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'> & Partial<Pick<Config, 'JOURNAL_FOLD_FROM'>>,
   log?: Logger,
   options: RuntimeOptions = {},
 ): Runtime {
@@ -40,7 +40,7 @@ export function openRuntime(
     log?.warn({ problem }, 'read model unreadable: dropped; it is rebuilt from the log'),
   );
   const model = new ReadModel(tableDefs, options.clock);
-  const projector = new Projector(store, model, disk, log);
+  const projector = new Projector(store, model, disk, log, undefined, config.JOURNAL_FOLD_FROM);
   return {
     store,
     model,

@@ -22,8 +22,8 @@ import type { ReadModel } from './model.js';
 import type { ReadModelStore } from './persistence.js';
 import { replayLog } from './replay.js';
 
-/** A journal of fewer changes than this is never compacted at start-up. */
-const JOURNAL_COMPACT_FROM = 10_000;
+/** A journal of fewer changes than this is never folded into a snapshot at start-up (JOURNAL_FOLD_FROM). */
+const JOURNAL_FOLD_FROM = 10_000;
 
 interface Waiter {
   position: Position;
@@ -79,6 +79,7 @@ export class Projector {
     private readonly disk: ReadModelStore,
     private readonly log?: Logger,
     projections: readonly Projection[] = allProjections,
+    private readonly journalFoldFrom = JOURNAL_FOLD_FROM,
   ) {
     this.folder = new EventFolder(model, projections, (event, problem) => this.skipped(event, problem, 'it breaks a rule of the log'));
   }
@@ -135,7 +136,7 @@ export class Projector {
 
   /**
    * Load the persisted records (or drop an outdated read model). A journal
-   * grown past a tenth of the snapshot (and JOURNAL_COMPACT_FROM changes)
+   * grown past a tenth of the snapshot (and journalFoldFrom changes)
    * is folded into a new snapshot, so start-ups stay quick.
    */
   async load(onProgress?: (loaded: number) => void): Promise<void> {
@@ -147,7 +148,7 @@ export class Projector {
     await this.model.loadPersistedInSlices(this.disk.persisted(), onProgress);
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
-    if (sizes.journal >= JOURNAL_COMPACT_FROM && sizes.journal * 10 >= sizes.snapshot) {
+    if (sizes.journal >= this.journalFoldFrom && sizes.journal * 10 >= sizes.snapshot) {
       try {
         this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
         this.log?.info({ ...sizes, position: this.position.commit.toString() }, 'journal folded into a new snapshot of the read model');

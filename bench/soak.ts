@@ -1,0 +1,268 @@
+/**
+ * npm run soak [-- --minutes 15 --window 30 --shifts 20000 --connections 32 --reuse <DATA_DIR>]
+ *
+ * A long run of everything at once, the operator's way: `vm-api serve` in
+ * its own process, the random search mix from many keep-alive connections,
+ * sites writes (bulk-creates and assignments) from a few writers, and
+ * `vm-api import` of fresh events into the same DATA_DIR every few seconds.
+ * Prints per window: requests/s, p50, p99 and max latency, errors, the
+ * server's RSS and V8 heap, and the read model's lag. Exits 1 when any
+ * request errors (a network error, a 5xx, or an answer other than the one
+ * expected), when the last window's p99 is over 3× the first's, or when RSS
+ * grows by more than 10% after the first two minutes (after half the run in
+ * a run shorter than four minutes).
+ *
+ * Without --reuse, a data set of --shifts shifts is generated and imported
+ * first; with it, a directory made by `npm run bench -- --prepare` is served
+ * (its bench-data.json holds what the mix draws from).
+ */
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { parseArgs, promisify } from 'node:util';
+import { mulberry32 } from '../scripts/random.js';
+import { type BenchData, generate, liveEvents } from './generate.js';
+import { randomQueries, withPage } from './random-mix.js';
+
+const { values } = parseArgs({
+  options: {
+    minutes: { type: 'string', default: '15' },
+    /** Seconds per reported window. */
+    window: { type: 'string', default: '30' },
+    shifts: { type: 'string', default: '20000' },
+    institutions: { type: 'string', default: '10' },
+    connections: { type: 'string', default: '32' },
+    writers: { type: 'string', default: '2' },
+    /** Seconds between two background imports, and events per import. */
+    'import-every': { type: 'string', default: '10' },
+    'import-events': { type: 'string', default: '3000' },
+    queries: { type: 'string', default: '10000' },
+    reuse: { type: 'string' },
+    seed: { type: 'string' },
+  },
+});
+const RUN_MS = Number(values.minutes) * 60_000;
+const WINDOW_MS = Number(values.window) * 1000;
+const SEED = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+const here = new URL('.', import.meta.url).pathname;
+const CLI = join(here, '..', 'src', 'cli', 'main.js');
+const run = promisify(execFile);
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+
+const dir = values.reuse ?? mkdtempSync(join(tmpdir(), 'vm-soak-'));
+const env = { ...process.env, DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'warn', RATE_LIMIT_MAX: '0' };
+
+// 1. The data: generated and imported, or an earlier bench's.
+let data: BenchData;
+if (values.reuse) {
+  data = JSON.parse(readFileSync(join(dir, 'bench-data.json'), 'utf8')) as BenchData;
+} else {
+  data = generate(Number(values.shifts), Number(values.institutions));
+  const file = join(dir, 'data.ndjson');
+  writeFileSync(file, data.lines.join('\n') + '\n');
+  data.lines = [];
+  const began = performance.now();
+  await run(process.execPath, [CLI, 'import', file], { env, maxBuffer: 1 << 26 });
+  rmSync(file);
+  console.log(`imported ${fmt(Number(values.shifts))} shifts in ${fmt((performance.now() - began) / 1000, 1)} s`);
+}
+
+// 2. The server, as an operator starts it.
+const server: ChildProcess = spawn(process.execPath, [CLI, 'serve'], { env: { ...env, LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'inherit'] });
+const base = await new Promise<string>((resolve, reject) => {
+  createInterface({ input: server.stdout! }).on('line', (line) => {
+    const m = /"url":"(http:\/\/[^"]+)"/.exec(line);
+    if (m) resolve(m[1]!);
+  });
+  server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
+});
+const port = Number(new URL(base).port);
+const agent = new Agent({ keepAlive: true, maxSockets: Number(values.connections) + Number(values.writers) + 4 });
+
+interface Answer {
+  status: number;
+  body: string;
+}
+function call(method: 'GET' | 'POST', path: string, key: string | undefined, body?: unknown): Promise<Answer> {
+  return new Promise((resolve, reject) => {
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const req = request(
+      { agent, host: '127.0.0.1', port, method, path, headers: { ...(key ? { 'api-key': key } : {}), ...(payload ? { 'content-type': 'application/json' } : {}) } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
+        res.on('error', reject);
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+for (;;) {
+  const ready = await call('GET', '/readyz', undefined).catch(() => ({ status: 0, body: '' }));
+  if (ready.status === 200) break;
+  await sleep(200);
+}
+
+// 3. The mix: random queries over the whole parameter space, pages up to the last.
+const queries = randomQueries(data, Number(values.queries), SEED);
+const rand = mulberry32(SEED ^ 0x50a4);
+const counts: number[] = [];
+for (const q of queries) counts.push((JSON.parse((await call('GET', q.path, q.key)).body) as { count: number }).count);
+const paths = queries.map((q, i) => ({ path: withPage(q, counts[i]!, rand).path, key: q.key }));
+console.log(`soak: ${values.minutes} min, seed ${SEED}, ${fmt(paths.length)} distinct queries, ${values.connections} connections, ${values.writers} writers, an import of ${values['import-events']} events every ${values['import-every']} s; DATA_DIR ${dir}`);
+
+// 4. Windows of measurements.
+interface Window {
+  latencies: number[];
+  errors: number;
+  writes: number;
+  imported: number;
+}
+const fresh = (): Window => ({ latencies: [], errors: 0, writes: 0, imported: 0 });
+let current = fresh();
+const failures: string[] = [];
+function failed(what: string): void {
+  current.errors++;
+  if (failures.length < 20) failures.push(what);
+}
+
+const started = performance.now();
+const running = () => performance.now() - started < RUN_MS;
+
+const readers = Array.from({ length: Number(values.connections) }, async (_, c) => {
+  for (let i = c; running(); i += Number(values.connections)) {
+    const { path, key } = paths[i % paths.length]!;
+    const t0 = performance.now();
+    try {
+      const answer = await call('GET', path, key);
+      current.latencies.push(performance.now() - t0);
+      if (answer.status !== 200) failed(`${answer.status} ${path}: ${answer.body.slice(0, 200)}`);
+    } catch (error) {
+      failed(`${(error as Error).message} ${path}`);
+    }
+  }
+});
+
+const institution = data.institutionIds[0]!;
+const profile = data.samples[0]!.profile;
+const writers = Array.from({ length: Number(values.writers) }, async (_, w) => {
+  const created: string[] = [];
+  for (let n = 0; running(); n++) {
+    const t0 = performance.now();
+    try {
+      let answer: Answer;
+      if (created.length > 0 && n % 3 === 2) {
+        answer = await call('POST', '/api/sites/assign/', data.keys[0], { site_ids: [created[n % created.length]!], user_ids: [profile] });
+        if (answer.status !== 200) failed(`assign: ${answer.status} ${answer.body.slice(0, 200)}`);
+      } else {
+        const sites = Array.from({ length: 1 + (n % 10) }, (_, i) => ({ title: `Soak ${SEED}.${w}.${n}.${i}` }));
+        answer = await call('POST', '/api/sites/bulk-create/', data.keys[0], { sites });
+        if (answer.status === 201) created.push((JSON.parse(answer.body) as { results: Array<{ id: string }> }).results[0]!.id);
+        else failed(`bulk-create: ${answer.status} ${answer.body.slice(0, 200)}`);
+      }
+      current.latencies.push(performance.now() - t0);
+      current.writes++;
+    } catch (error) {
+      failed(`write: ${(error as Error).message}`);
+    }
+  }
+});
+
+const importer = (async () => {
+  for (let round = 0; running(); round++) {
+    await sleep(Number(values['import-every']) * 1000);
+    if (!running()) break;
+    // Fresh ids each round (the seed moves): every import appends all its events.
+    const events = liveEvents(data, Number(values['import-events']), SEED + 1 + round).map((e) => JSON.stringify({ type: e.type, id: e.id, data: e.data }));
+    const file = join(tmpdir(), `vm-soak-import-${process.pid}-${round}.ndjson`);
+    writeFileSync(file, events.join('\n') + '\n');
+    try {
+      await run(process.execPath, [CLI, 'import', file], { env });
+      current.imported += events.length;
+    } catch (error) {
+      failed(`import: ${(error as Error).message.split('\n')[0]}`);
+    } finally {
+      rmSync(file, { force: true });
+    }
+  }
+})();
+
+interface Row {
+  at: number;
+  rps: number;
+  p50: number;
+  p99: number;
+  max: number;
+  errors: number;
+  rss: number;
+  heap: number;
+  lag: string;
+}
+const rows: Row[] = [];
+const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
+const heapOf = async () => Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec((await call('GET', '/metrics', undefined)).body)?.[1] ?? NaN);
+const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
+console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  heap MB  lag');
+const reporter = (async () => {
+  while (running()) {
+    await sleep(Math.min(WINDOW_MS, RUN_MS - (performance.now() - started)));
+    const window = current;
+    current = fresh();
+    const sorted = window.latencies.sort((a, b) => a - b);
+    const health = JSON.parse((await call('GET', '/healthz', undefined)).body) as { lag: { positions: string } };
+    const row: Row = {
+      at: (performance.now() - started) / 60_000,
+      rps: sorted.length / (WINDOW_MS / 1000),
+      p50: percentile(sorted, 50),
+      p99: percentile(sorted, 99),
+      max: sorted[sorted.length - 1] ?? NaN,
+      errors: window.errors,
+      rss: rssOf(),
+      heap: await heapOf(),
+      lag: health.lag.positions,
+    };
+    rows.push(row);
+    console.log(
+      [
+        fmt(row.at, 1).padStart(7),
+        fmt(row.rps).padStart(7),
+        fmt(row.p50, 1).padStart(9),
+        fmt(row.p99, 1).padStart(8),
+        fmt(row.max, 1).padStart(8),
+        String(row.errors).padStart(7),
+        String(window.writes).padStart(7),
+        String(window.imported).padStart(9),
+        fmt(row.rss / 2 ** 20).padStart(9),
+        fmt(row.heap / 2 ** 20).padStart(8),
+        ` ${row.lag}`,
+      ].join(' '),
+    );
+  }
+})();
+
+await Promise.all([...readers, ...writers, importer, reporter]);
+server.kill('SIGTERM');
+await new Promise((resolve) => server.once('exit', resolve));
+if (!values.reuse) rmSync(dir, { recursive: true, force: true });
+
+// 5. The verdict.
+const errors = rows.reduce((n, r) => n + r.errors, 0);
+const first = rows[0]!;
+const last = rows[rows.length - 1]!;
+const baselineAt = Math.min(2, RUN_MS / 60_000 / 2);
+const baseline = rows.find((r) => r.at >= baselineAt - 1e-9) ?? first;
+const growth = Math.max(...rows.filter((r) => r.at > baseline.at).map((r) => r.rss / baseline.rss), 1) - 1;
+const checks: Array<[boolean, string]> = [
+  [errors === 0, `errors: ${errors}`],
+  [last.p99 <= 3 * first.p99, `p99 of the last window ${fmt(last.p99, 1)} ms ≤ 3 × the first's ${fmt(first.p99, 1)} ms`],
+  [growth <= 0.1, `RSS growth after minute ${fmt(baseline.at, 1)} (${fmt(baseline.rss / 2 ** 20)} MB): ${fmt(100 * growth, 1)} % ≤ 10 %`],
+];
+for (const [ok, what] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
+for (const f of failures) console.log(`  error: ${f}`);
+process.exit(checks.every(([ok]) => ok) ? 0 : 1);
