@@ -6,7 +6,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { accessSync, constants, existsSync, readFileSync, realpathSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
@@ -22,6 +22,7 @@ import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
 import { progressPrinter } from './progress.js';
 import { listedResources, listLog, table } from './listing.js';
+import { projectRoot, version } from '../version.js';
 
 const USAGE = `usage: vm-api <command> [options]
 
@@ -37,14 +38,8 @@ const USAGE = `usage: vm-api <command> [options]
   help, --help, -h                       this text (also after any command)
   --version                              the version
 
-environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM`;
-
-/** The project folder (where package.json is), from src/ or from dist/src/. */
-function projectRoot(): string {
-  let dir = dirname(fileURLToPath(import.meta.url));
-  while (!existsSync(join(dir, 'package.json')) && dirname(dir) !== dir) dir = dirname(dir);
-  return dir;
-}
+environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM, JOURNAL_FOLD_FROM,
+  READY_MAX_LAG_MS, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW, CORS_ORIGINS (see the README)`;
 
 const fixture = (name: string) => join(projectRoot(), 'fixtures', name);
 
@@ -54,10 +49,6 @@ class UsageError extends Error {}
 class OperatorError extends Error {}
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
-function version(): string {
-  return (JSON.parse(readFileSync(join(projectRoot(), 'package.json'), 'utf8')) as { version: string }).version;
-}
 
 /** Each file can be read as a file: else the operator is told which and why (before anything is opened). */
 function checkReadable(files: readonly string[]): void {

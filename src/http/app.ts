@@ -3,7 +3,9 @@
  * under /api the key-authenticated read routes of every resource.
  */
 import type { FastifyInstance } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import { validatorCompiler } from 'fastify-type-provider-zod';
+import { docsPage, openApiDocument } from './contract/document.js';
+import { OPERATIONS } from './contract/operations.js';
 import type { ReadModel } from '../readmodel/model.js';
 import type { Projector } from '../readmodel/projector.js';
 import type { Position } from '../eventstore/port.js';
@@ -41,7 +43,9 @@ export interface AppServices {
 
 export async function app(instance: FastifyInstance, services: AppServices): Promise<void> {
   instance.setValidatorCompiler(rememberingQueryValidators(validatorCompiler));
-  instance.setSerializerCompiler(serializerCompiler);
+  // Response schemas document the answers (the OpenAPI document); the answers themselves are written as they are.
+  instance.setSerializerCompiler(() => (data) => JSON.stringify(data));
+  await openApiDocument(instance);
   installErrorHandlers(instance);
   // Bodies are JSON: any other Content-Type is a 415.
   instance.removeContentTypeParser('text/plain');
@@ -50,7 +54,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   await instance.register(compress, { threshold: 1024, brotliOptions: { params: { [zlib.constants.BROTLI_PARAM_QUALITY]: 4 } } });
 
   const { readiness } = services;
-  instance.get('/healthz', async () => {
+  instance.get('/healthz', { schema: OPERATIONS.health }, async () => {
     const { position, caughtUp, eventsApplied, lastError, reconnecting, reconnects } = services.projector.status();
     const lag = await services.projector.lag();
     const at = (p: Position) => ({ commit: p.commit.toString(), prepare: p.prepare.toString() });
@@ -70,7 +74,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
   });
 
   // Readiness for a load balancer: the read model ready, caught up with the log, and not too far behind it.
-  instance.get('/readyz', async (_request, reply) => {
+  instance.get('/readyz', { schema: OPERATIONS.ready }, async (_request, reply) => {
     const { caughtUp } = services.projector.status();
     const lag = await services.projector.lag();
     const ready = (readiness?.ready() ?? true) && caughtUp && lag.ms <= services.readyMaxLagMs;
@@ -81,6 +85,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
     });
   });
   await instance.register(metricsPlugin, { model: services.model, projector: services.projector });
+  await docsPage(instance);
 
   await instance.register(
     async (api) => {

@@ -54,6 +54,8 @@ export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: r
   app.route({
     method: METHODS.filter((m) => !allowed.includes(m)),
     url,
+    // The catch-all for other methods: the document lists the methods a path takes (and 405 under each).
+    schema: { hide: true },
     handler: async (request, reply) => {
       reply.header('allow', allowed.join(', '));
       throw new HttpError(405, `Method "${request.method}" not allowed.`);

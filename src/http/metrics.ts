@@ -6,6 +6,7 @@
  * requests refused by the rate limit, and prom-client's default process
  * metrics. Each registry is the server's own (tests start many servers).
  */
+import { OPERATIONS } from './contract/operations.js';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
@@ -83,7 +84,7 @@ export const metricsPlugin = fp(
       latency.observe(labels, reply.elapsedTime / 1000);
       done();
     });
-    app.get('/metrics', async (_request, reply) => {
+    app.get('/metrics', { schema: OPERATIONS.metrics }, async (_request, reply) => {
       const lag = await projector.lag();
       lagEvents.set(Number(lag.positions));
       lagMs.set(lag.ms);

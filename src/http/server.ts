@@ -1,5 +1,5 @@
 /** The HTTP server: a Fastify instance around the app plugin. */
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
@@ -25,6 +25,8 @@ export interface ServerOptions {
   readonly rateLimit?: RateLimitSettings | undefined;
   /** Origins allowed to call from a browser (absent: CORS off). */
   readonly corsOrigins?: readonly string[] | undefined;
+  /** Told of every route as it is registered. */
+  readonly onRoute?: (route: RouteOptions) => void;
 }
 
 export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, options: ServerOptions = {}): Promise<FastifyInstance> {
@@ -39,6 +41,7 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
     ...refusalOptions,
   });
   refuseLongUrls(server);
+  if (options.onRoute) server.addHook('onRoute', options.onRoute);
   const { publicBaseUrl, readiness } = options;
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
   await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000,

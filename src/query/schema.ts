@@ -189,7 +189,9 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
   }
 
   const queryString = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
-  return queryString.transform((q, ctx): SearchQuery<R> => {
+  // What the OpenAPI document shows for this query string: every key it reads (the parsing below is by hand, for speed).
+  const documented = { type: 'object', properties: Object.fromEntries([...fields].map(([key, field]) => [key, documentationOf(key, field.route, def)])) };
+  return queryString.meta(documented).transform((q, ctx): SearchQuery<R> => {
     const query = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] as Filter<R>[] };
     let found: Array<{ rank: number; filter: Filter<R> }> | undefined;
     let issues: Array<{ rank: number; message: string }> | undefined;
@@ -228,4 +230,47 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
     }
     return query;
   });
+}
+
+const MAX_INTEGER = 10 ** 15 - 1;
+const SUFFIX_WORDS: Record<Operator, string> = { eq: 'equal to', gt: 'after (greater than)', gte: 'from (greater than or equal to)', lt: 'before (less than)', lte: 'up to (less than or equal to)' };
+
+/** The JSON Schema of one query-string key, for the OpenAPI document: type, format, bounds and what it matches. */
+function documentationOf<K extends Kind, R extends { id: string }>(
+  key: string,
+  route: { param: ParamDef<R>; op: Operator } | undefined,
+  def: ResourceDef<K, R>,
+): Record<string, unknown> {
+  if (key === 'page') return { type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1.' };
+  if (key === 'limit') return { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Records per page.' };
+  if (key === 'ordering') {
+    const names = Object.keys(def.orderings);
+    const standard = names.find((n) => def.orderings[n] === def.defaultOrdering);
+    return { type: 'string', enum: names, ...(standard ? { default: standard } : {}), description: 'Sort order; a leading - is descending.' };
+  }
+  const { param, op } = route!;
+  const alias = key.split('.').slice(0, op === 'eq' ? undefined : -1).join('.') !== param.name ? ` (alias of ${param.name})` : '';
+  const compared = op === 'eq' ? '' : ` — ${SUFFIX_WORDS[op]} the value`;
+  switch (param.type) {
+    case 'text':
+      return { type: 'string', description: `Exact match, case-insensitive${alias}.` };
+    case 'uuid':
+      return { type: 'string', format: 'uuid', description: `Exact match${alias}.` };
+    case 'timestamp':
+      return {
+        type: 'string',
+        format: 'date-time',
+        description: `RFC 3339 date-time; a date alone means its midnight UTC, no zone means UTC${compared}${alias}.`,
+      };
+    case 'date':
+      return { type: 'string', format: 'date', description: `A day (UTC)${compared}${alias}.` };
+    case 'time':
+      return { type: 'string', format: 'time', description: `Time of day, HH:MM[:SS[.ffffff]] UTC${compared}${alias}.` };
+    case 'integer':
+      return { type: 'integer', minimum: -MAX_INTEGER, maximum: MAX_INTEGER, description: `A whole number${compared}${alias}.` };
+    case 'choice':
+      return { type: 'integer', enum: [...param.choices], description: `One of the values${alias}.` };
+    case 'boolean':
+      return { type: 'boolean', description: `true or false (1 or 0)${alias}.` };
+  }
 }

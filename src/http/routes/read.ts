@@ -13,6 +13,7 @@ import { listSchema, type SearchQuery, searchSchema, UUID } from '../../query/sc
 import type { ReadModel } from '../../readmodel/model.js';
 import type { Table } from '../../readmodel/table.js';
 import { stampOf } from '../../resources/json.js';
+import { readOperation } from '../contract/operations.js';
 import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
 import type { ResponseBuffers } from '../response-buffers.js';
@@ -23,7 +24,7 @@ export interface ReadRouteOptions {
   buffers: ResponseBuffers;
 }
 
-const idParams = z.object({ id: z.string() });
+const idParams = z.object({ id: z.string().meta({ format: 'uuid', description: 'The record\'s id.' }) });
 
 export function sendJson(reply: FastifyReply, json: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);
@@ -60,17 +61,17 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
       return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
     };
 
-    app.get(`${base}/`, { schema: { querystring: filteredList ? querySchema : listSchema(def) } }, async (request, reply) =>
+    app.get(`${base}/`, { schema: { querystring: filteredList ? querySchema : listSchema(def), ...readOperation(def.path, 'list') } }, async (request, reply) =>
       answer(request, reply, request.query),
     );
 
     if (searchable) {
-      app.get(`${base}/search/`, { schema: { querystring: querySchema } }, async (request, reply) =>
+      app.get(`${base}/search/`, { schema: { querystring: querySchema, ...readOperation(def.path, 'search') } }, async (request, reply) =>
         answer(request, reply, request.query),
       );
     }
 
-    if (retrieve) app.get(`${base}/:id/`, { schema: { params: idParams } }, async (request, reply) => {
+    if (retrieve) app.get(`${base}/:id/`, { schema: { params: idParams, ...readOperation(def.path, 'retrieve') } }, async (request, reply) => {
       const { id } = request.params;
       if (!UUID.test(id)) throw notFound();
       const table = model.table(def.kind, request.institutionId);

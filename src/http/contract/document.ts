@@ -1,0 +1,77 @@
+/**
+ * The OpenAPI 3.1 document, made at start-up by @fastify/swagger from the
+ * routes as registered: their zod schemas (query strings as the resource
+ * declarations describe them, bodies, headers, path parameters) turned into
+ * JSON Schema by fastify-type-provider-zod's transforms, and the records of
+ * ./records.ts as components. Served at GET /api/openapi.json (no key), and
+ * rendered at /docs by Scalar, whose script is served from its package (no
+ * CDN).
+ */
+import swagger from '@fastify/swagger';
+import apiReference from '@scalar/fastify-api-reference';
+import type { FastifyInstance } from 'fastify';
+import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
+import { version } from '../../version.js';
+import { TAGS } from './operations.js';
+
+export const OPENAPI_PATH = '/api/openapi.json';
+export const DOCS_PATH = '/docs';
+
+type Document = ReturnType<typeof jsonSchemaTransformObject>;
+interface WithSchemas {
+  paths?: unknown;
+  components?: { schemas?: Record<string, unknown> };
+}
+
+/**
+ * The transform makes an input and an output component of every registered
+ * schema; ours are answers, so the `…Input` copies that nothing refers to go.
+ */
+function withoutUnusedInputs(document: Document): Document {
+  const { paths, components } = document as WithSchemas;
+  const schemas = components?.schemas ?? {};
+  const used = new Set<string>();
+  const visit = (value: unknown) => {
+    for (const [, name] of JSON.stringify(value ?? null).matchAll(/"#\/components\/schemas\/([^"]+)"/g)) {
+      if (used.has(name!)) continue;
+      used.add(name!);
+      visit(schemas[name!]);
+    }
+  };
+  visit(paths);
+  for (const [name, schema] of Object.entries(schemas)) if (!name.endsWith('Input')) visit(schema);
+  const kept = Object.fromEntries(Object.entries(schemas).filter(([name]) => !name.endsWith('Input') || used.has(name)));
+  return { ...document, components: { ...components, schemas: kept } } as Document;
+}
+
+/** Register before any route: the document is made of the routes registered after it. */
+export async function openApiDocument(app: FastifyInstance): Promise<void> {
+  await app.register(swagger, {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Volunteer Management API',
+        version: version(),
+        description:
+          'Read access to an institution\'s volunteer data — shifts, opportunities, profiles, reservations, form submissions, ' +
+          'sequences, user sequences and sites — and writes of sites. Every /api/ operation needs the API-KEY header; a key ' +
+          'sees only its institution\'s records. Lists are paginated ({count, next, previous, results}; page from 1, limit 1–100).',
+      },
+      components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'API-KEY' } } },
+      tags: TAGS,
+    },
+    transform: jsonSchemaTransform,
+    transformObject: (document) => withoutUnusedInputs(jsonSchemaTransformObject(document)),
+  });
+  app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())));
+}
+
+/** The interactive reference at /docs, reading the document above. */
+export async function docsPage(app: FastifyInstance): Promise<void> {
+  await app.register(apiReference, {
+    routePrefix: DOCS_PATH,
+    logLevel: 'warn',
+    // No request leaves for the internet: the script is the package's, fonts are the browser's own.
+    configuration: { url: OPENAPI_PATH, withDefaultFonts: false, pageTitle: 'Volunteer Management API' },
+  });
+}
