@@ -146,9 +146,9 @@ interface Server {
   stop(): Promise<void>;
 }
 /** The server in its own process over `from`, as `vm-api serve` runs it. */
-async function startServer(from: string, profileDir?: string): Promise<Server> {
+async function startServer(from: string, profileDir?: string, args: string[] = []): Promise<Server> {
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=4096', ...profiling, join(here, 'server.js'), from], {
+  const child = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=4096', ...profiling, join(here, 'server.js'), from, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   servers.push(child);
@@ -270,10 +270,10 @@ interface Load {
   errors: number;
   non2xx: number;
 }
-async function load(paths: string[], headers: Record<string, string>[], seconds: number): Promise<Load> {
+async function load(paths: string[], headers: Record<string, string>[], seconds: number, on = base): Promise<Load> {
   const job = join(jobDir, 'load-job.json');
-  writeFileSync(job, JSON.stringify({ url: base, paths, headers, connections: CONNECTIONS, seconds }));
-  const cpu = async () => ((await (await fetch(`${base}/bench/cpu`)).json()) as { micros: number }).micros;
+  writeFileSync(job, JSON.stringify({ url: on, paths, headers, connections: CONNECTIONS, seconds }));
+  const cpu = async () => ((await (await fetch(`${on}/bench/cpu`)).json()) as { micros: number }).micros;
   const before = await cpu();
   const child = spawn(process.execPath, [join(here, 'load.js'), job], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -284,9 +284,13 @@ async function load(paths: string[], headers: Record<string, string>[], seconds:
 }
 const mixPaths = requests.map((r) => r.path);
 const mixHeaders = requests.map((r) => ({ 'api-key': r.key }));
+// The yardstick: a constant route outside /api/ (no key, no hooks), as every earlier run measured it.
 const constPaths = sizes.map((s) => `/bench/constant?bytes=${s}`);
 const bufferPaths = sizes.map((s) => `/bench/constant-buffer?bytes=${s}`);
 const noHeaders = sizes.map(() => ({}));
+// The same constant route under /api/, behind a key: through every hook a search passes (the production surface's cost).
+const apiConstPaths = sizes.map((s) => `/api/bench/constant?bytes=${s}`);
+const keyedHeaders = sizes.map(() => ({ 'api-key': data.keys[0]! }));
 
 await load(mixPaths, mixHeaders, 2); // warm-up
 await load(constPaths, noHeaders, 2);
@@ -367,6 +371,49 @@ report(
     `(errors and non-2xx: ${freshRounds.reduce((n, r) => n + r.fresh.errors + r.fresh.non2xx, 0)}); ` +
     `/ constant route: ${fmt(100 * median(freshRounds.map((r) => r.fresh.rps / r.constant.rps)), 1)} % (median of ${FRESH_ROUNDS} rounds of ${SECONDS} s)`,
 );
+
+// The production surface (compression, ETags, metrics, rate limit, CORS and security headers) costs what, and gzip?
+// The same mix asking for gzip here; then on a server over the same data with the surface off.
+{
+  const SURFACE_ROUNDS = 3;
+  const gzipHeaders = mixHeaders.map((h) => ({ ...h, 'accept-encoding': 'gzip' }));
+  const gzipRounds: Array<{ gzip: Load; plain: Load }> = [];
+  for (let r = 0; r < SURFACE_ROUNDS; r++) gzipRounds.push({ gzip: await load(mixPaths, gzipHeaders, SECONDS), plain: await load(mixPaths, mixHeaders, SECONDS) });
+  report(
+    'search mix asking for gzip',
+    `${fmt(median(gzipRounds.map((r) => r.gzip.rps)))} req/s, p99 ${median(gzipRounds.map((r) => r.gzip.p99))} ms, ` +
+      `${fmt(median(gzipRounds.map((r) => r.gzip.cpu)))} µs CPU/request; ${fmt(100 * median(gzipRounds.map((r) => r.gzip.rps / r.plain.rps)), 1)} % of the plain mix (median of ${SURFACE_ROUNDS} rounds)`,
+  );
+  // Mix and constant route through the same hooks, here; then the mix on a server over the same data with the surface off.
+  const bare = await startServer(dir, undefined, ['--bare']);
+  const bareRounds: Array<{ on: Load; onConstant: Load; off: Load; offConstant: Load }> = [];
+  await load(mixPaths, mixHeaders, 2, bare.base);
+  for (let r = 0; r < SURFACE_ROUNDS; r++) {
+    bareRounds.push({
+      on: await load(mixPaths, mixHeaders, SECONDS),
+      onConstant: await load(apiConstPaths, keyedHeaders, SECONDS),
+      off: await load(mixPaths, mixHeaders, SECONDS, bare.base),
+      offConstant: await load(apiConstPaths, keyedHeaders, SECONDS, bare.base),
+    });
+  }
+  await bare.stop();
+  const mid = (pick: (r: (typeof bareRounds)[number]) => number) => median(bareRounds.map(pick));
+  report(
+    'search mix with the production surface on / off',
+    `${fmt(mid((r) => r.on.rps))} / ${fmt(mid((r) => r.off.rps))} req/s (${fmt(mid((r) => r.on.cpu))} / ${fmt(mid((r) => r.off.cpu))} µs CPU/request): ` +
+      `on is ${fmt(100 * mid((r) => r.on.rps / r.off.rps), 1)} % of off (median of ${SURFACE_ROUNDS} rounds of ${SECONDS} s)`,
+  );
+  report(
+    'constant route under /api/ with the surface on / off',
+    `${fmt(mid((r) => r.onConstant.rps))} / ${fmt(mid((r) => r.offConstant.rps))} req/s (${fmt(mid((r) => r.onConstant.cpu))} / ${fmt(mid((r) => r.offConstant.cpu))} µs CPU/request)`,
+  );
+  const surfaceShare = mid((r) => r.on.rps / r.onConstant.rps);
+  report(
+    'search mix / constant route, both through the surface',
+    `${fmt(100 * surfaceShare, 1)} % (off: ${fmt(100 * mid((r) => r.off.rps / r.offConstant.rps), 1)} %)`,
+    verdict(surfaceShare >= 0.8, '≥ 80 %'),
+  );
+}
 
 /** The day's yardstick over 30 µs (the constant route's server CPU per request): time targets are for a 30 µs day. */
 let scale = 1;

@@ -1,16 +1,20 @@
 /**
  * The benchmark's server process: the real runtime and app, plus a route
- * that answers a constant body of a requested size (the yardstick the
- * search mix is compared with, on the same server: a string, as a handler
- * returning a constant would), and one answering the same body already
- * encoded (a floor). Prints one JSON line when listening.
+ * under /api/ that answers a constant body of a requested size (the
+ * yardstick the search mix is compared with, on the same server and through
+ * the same hooks: a string, as a handler returning a constant would), and one
+ * answering the same body already encoded (a floor). Prints one JSON line
+ * when listening.
  */
+import type { FastifyInstance } from 'fastify';
 import { pino } from 'pino';
 import { createServer } from '../src/http/server.js';
 import { openRuntime } from '../src/runtime.js';
 
 const dataDir = process.argv[2];
-if (!dataDir) throw new Error('usage: server.js <DATA_DIR>');
+if (!dataDir) throw new Error('usage: server.js <DATA_DIR> [--bare]');
+/** --bare: the API without the production surface (compression, ETags, metrics, rate limit, CORS and security headers), for comparison. */
+const bare = process.argv.includes('--bare');
 
 const started = performance.now();
 const runtime = openRuntime({ DATA_DIR: dataDir, EVENTSTORE_URL: undefined });
@@ -18,7 +22,41 @@ await runtime.projector.start();
 const startupMs = performance.now() - started;
 globalThis.gc?.();
 
-const server = await createServer(runtime, pino({ level: 'warn' }));
+const bodies = new Map<number, string>();
+const bodyOf = (bytes: number) => {
+  let body = bodies.get(bytes);
+  if (body === undefined) {
+    body = `{"pad":"${'x'.repeat(Math.max(bytes - 10, 0))}"}`;
+    bodies.set(bytes, body);
+  }
+  return body;
+};
+const buffers = new Map<number, Buffer>();
+/** Registered twice: under /api/, behind the key and every hook the searches pass through (rate limit, ETag, compression, metrics), and at the root. */
+const constantRoutes = (api: FastifyInstance) => {
+  api.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) =>
+    reply.type('application/json; charset=utf-8').send(bodyOf(Number(request.query.bytes ?? 100))),
+  );
+  // The same bodies already encoded: no bytes made per request at all (a floor, for comparison).
+  api.get<{ Querystring: { bytes?: string } }>('/bench/constant-buffer', async (request, reply) => {
+    const bytes = Number(request.query.bytes ?? 100);
+    let body = buffers.get(bytes);
+    if (body === undefined) {
+      body = Buffer.from(bodyOf(bytes));
+      buffers.set(bytes, body);
+    }
+    return reply.type('application/json; charset=utf-8').send(body);
+  });
+};
+
+// Every part of the production surface at its default, the rate limit raised above any load the bench makes.
+const server = await createServer(runtime, pino({ level: 'warn' }), {
+  surface: !bare,
+  rateLimit: bare ? undefined : { max: 1_000_000_000, window: '1 minute' },
+  apiRoutes: constantRoutes,
+});
+// And outside /api/ (no key, no hooks): the yardstick, as every earlier run measured it.
+constantRoutes(server);
 // How long the server spent on each request (the fixed-query comparison reads it).
 server.addHook('onSend', async (_request, reply) => {
   reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);
@@ -34,29 +72,6 @@ server.get('/bench/settle', async () => {
 server.get('/bench/cpu', async () => {
   const { user, system } = process.cpuUsage();
   return { micros: user + system };
-});
-const bodies = new Map<number, string>();
-const bodyOf = (bytes: number) => {
-  let body = bodies.get(bytes);
-  if (body === undefined) {
-    body = `{"pad":"${'x'.repeat(Math.max(bytes - 10, 0))}"}`;
-    bodies.set(bytes, body);
-  }
-  return body;
-};
-server.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) =>
-  reply.type('application/json; charset=utf-8').send(bodyOf(Number(request.query.bytes ?? 100))),
-);
-// The same bodies already encoded: no bytes made per request at all (a floor, for comparison).
-const buffers = new Map<number, Buffer>();
-server.get<{ Querystring: { bytes?: string } }>('/bench/constant-buffer', async (request, reply) => {
-  const bytes = Number(request.query.bytes ?? 100);
-  let body = buffers.get(bytes);
-  if (body === undefined) {
-    body = Buffer.from(bodyOf(bytes));
-    buffers.set(bytes, body);
-  }
-  return reply.type('application/json; charset=utf-8').send(body);
 });
 await server.listen({ port: 0, host: '127.0.0.1' });
 const address = server.server.address();

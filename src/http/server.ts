@@ -27,6 +27,13 @@ export interface ServerOptions {
   readonly corsOrigins?: readonly string[] | undefined;
   /** Told of every route as it is registered. */
   readonly onRoute?: (route: RouteOptions) => void;
+  /**
+   * false: the API alone, without compression, ETags, metrics, rate limit,
+   * CORS and security headers (for the benchmark's comparison; default true).
+   */
+  readonly surface?: boolean;
+  /** More routes under /api/ (behind the key and every hook): the benchmark's constant routes. */
+  readonly apiRoutes?: (api: FastifyInstance) => void;
 }
 
 export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, options: ServerOptions = {}): Promise<FastifyInstance> {
@@ -47,6 +54,8 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000,
     rateLimit: options.rateLimit,
     corsOrigins: options.corsOrigins,
+    surface: options.surface ?? true,
+    apiRoutes: options.apiRoutes,
   });
   const background = workInBackground(runtime.model);
   server.addHook('onClose', async () => background.stop());
