@@ -15,24 +15,43 @@ const LAST_PAGE_AT = 0x90;
 const TXN_AT = 0x98;
 const MAGIC = 0xbeefc0de;
 
+/** Looks taken before a file is called damaged (another process may be writing it: see below), and the pause between them. */
+const LOOKS = 3;
+const PAUSE_MS = 50;
+
 /** Why the environment at `dir` cannot be opened safely, or undefined (also when it does not exist yet). */
 export function lmdbFileProblem(dir: string): string | undefined {
   const file = join(dir, 'data.mdb');
   if (!existsSync(file)) return undefined;
+  // Another process (serve, an import) may be committing to the file while it is looked at; a meta page read in
+  // the middle of its write can be torn. Damage stays; a torn read does not: only a problem seen every time counts.
+  let problem: string | undefined;
+  for (let look = 0; look < LOOKS; look++) {
+    problem = lookAt(file);
+    if (problem === undefined) return undefined;
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, PAUSE_MS);
+  }
+  return problem;
+}
+
+function lookAt(file: string): string | undefined {
   const fd = openSync(file, 'r');
   try {
-    const size = fstatSync(fd).size;
-    if (size === 0) return undefined; // made, never written: LMDB starts it afresh
     const first = Buffer.alloc(4096);
-    if (readSync(fd, first, 0, first.length, 0) < first.length) return `${file} is ${size} bytes: shorter than its first page`;
+    const read = readSync(fd, first, 0, first.length, 0);
+    if (read === 0) return undefined; // made, never written: LMDB starts it afresh
+    if (read < first.length) return `${file} is ${read} bytes: shorter than its first page`;
     if (first.readUInt32LE(MAGIC_AT) !== MAGIC) return `${file} is not an LMDB data file (no magic number in its first page)`;
     const pageSize = first.readUInt32LE(PAGE_SIZE_AT);
     if (pageSize < 512 || pageSize > 65536 || (pageSize & (pageSize - 1)) !== 0) return `${file} has an impossible page size (${pageSize})`;
     const second = Buffer.alloc(256);
-    if (readSync(fd, second, 0, second.length, pageSize) < second.length) return `${file} is ${size} bytes: shorter than its two meta pages`;
+    if (readSync(fd, second, 0, second.length, pageSize) < second.length) return `${file} is shorter than its two meta pages`;
     const metas = [first, second].filter((page) => page.readUInt32LE(MAGIC_AT) === MAGIC);
     const newest = metas.reduce((a, b) => (b.readBigUInt64LE(TXN_AT) > a.readBigUInt64LE(TXN_AT) ? b : a));
     const needed = (Number(newest.readBigUInt64LE(LAST_PAGE_AT)) + 1) * pageSize;
+    // The size after the meta pages: a writer writes a transaction's pages before the meta page naming them, and a
+    // size taken first could miss the pages of a commit made in between (a working log called truncated).
+    const size = fstatSync(fd).size;
     if (size < needed) return `${file} is truncated: ${size} bytes, its last page ends at ${needed}`;
     return undefined;
   } finally {
