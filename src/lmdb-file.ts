@@ -3,7 +3,10 @@
  * its file, and a truncated or overwritten one crashes the process (a bus
  * error or a segmentation fault) instead of failing an open. The two meta
  * pages are read: each must carry LMDB's magic number, and the file must hold
- * every page the newer one says the database uses.
+ * the root pages of the newer one's two databases — every read starts there.
+ * (Not every page up to the last one it counts: LMDB may count pages it
+ * allocated and freed again in one transaction, never written — a working
+ * 1.4 GB log ended two pages short of that count.)
  */
 import { closeSync, existsSync, fstatSync, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,7 +14,11 @@ import { join } from 'node:path';
 /** Where lmdb-js's meta page puts its fields (a 24-byte page header, then the meta). */
 const MAGIC_AT = 0x18;
 const PAGE_SIZE_AT = 0x30; // the free database's md_pad holds the page size
-const LAST_PAGE_AT = 0x90;
+/** The two databases' descriptions (free pages, then the main one), 48 bytes each; a root page number 40 bytes into each. */
+const DBS_AT = 0x30;
+const DB_SIZE = 48;
+const ROOT_IN_DB = 40;
+const NO_PAGE = 0xffffffffffffffffn;
 const TXN_AT = 0x98;
 const MAGIC = 0xbeefc0de;
 
@@ -48,11 +55,12 @@ function lookAt(file: string): string | undefined {
     if (readSync(fd, second, 0, second.length, pageSize) < second.length) return `${file} is shorter than its two meta pages`;
     const metas = [first, second].filter((page) => page.readUInt32LE(MAGIC_AT) === MAGIC);
     const newest = metas.reduce((a, b) => (b.readBigUInt64LE(TXN_AT) > a.readBigUInt64LE(TXN_AT) ? b : a));
-    const needed = (Number(newest.readBigUInt64LE(LAST_PAGE_AT)) + 1) * pageSize;
+    const roots = [0, 1].map((db) => newest.readBigUInt64LE(DBS_AT + db * DB_SIZE + ROOT_IN_DB)).filter((root) => root !== NO_PAGE);
+    const needed = roots.reduce((most, root) => Math.max(most, (Number(root) + 1) * pageSize), 2 * pageSize);
     // The size after the meta pages: a writer writes a transaction's pages before the meta page naming them, and a
     // size taken first could miss the pages of a commit made in between (a working log called truncated).
     const size = fstatSync(fd).size;
-    if (size < needed) return `${file} is truncated: ${size} bytes, its last page ends at ${needed}`;
+    if (size < needed) return `${file} is truncated: ${size} bytes, and its root pages end at ${needed}`;
     return undefined;
   } finally {
     closeSync(fd);
