@@ -386,6 +386,8 @@ report(
   );
   // Mix and constant route through the same hooks, here; then the mix on a server over the same data with the surface off.
   const bare = await startServer(dir, undefined, ['--bare']);
+  // Both with what earlier searches wanted made in the background made now: no background work during the rounds.
+  for (const on of [base, bare.base]) await fetch(`${on}/bench/settle`);
   const bareRounds: Array<{ on: Load; onConstant: Load; off: Load; offConstant: Load }> = [];
   await load(mixPaths, mixHeaders, 2, bare.base);
   for (let r = 0; r < SURFACE_ROUNDS; r++) {

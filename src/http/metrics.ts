@@ -78,10 +78,19 @@ export const metricsPlugin = fp(
     });
 
     app.decorate('countRateLimited', () => limited.inc());
+    // The children of each route and status, made once: prom-client hashes the labels on every call otherwise.
+    const children = new Map<string, { requests: Counter.Internal; latency: Histogram.Internal<(typeof labelNames)[number]> }>();
     app.addHook('onResponse', (request, reply, done) => {
-      const labels = { route: request.routeOptions.url ?? 'unknown', status: String(reply.statusCode) };
-      requests.inc(labels);
-      latency.observe(labels, reply.elapsedTime / 1000);
+      const route = request.routeOptions.url ?? 'unknown';
+      const key = `${reply.statusCode} ${route}`;
+      let child = children.get(key);
+      if (!child) {
+        const labels = { route, status: String(reply.statusCode) };
+        child = { requests: requests.labels(labels), latency: latency.labels(labels) };
+        children.set(key, child);
+      }
+      child.requests.inc();
+      child.latency.observe(reply.elapsedTime / 1000);
       done();
     });
     app.get('/metrics', { schema: OPERATIONS.metrics }, async (_request, reply) => {
