@@ -10,7 +10,9 @@ import fc from 'fast-check';
 import t from 'tap';
 import { FragmentStore } from '../src/readmodel/fragment-store.js';
 
-const small = { minChunk: 64, maxChunk: 512, slack: 64 };
+const small = { minChunk: 64, maxChunk: 512, slack: 64, budget: 1 << 30 };
+/** A budget of 1 KB: the store starts over whenever its chunks would hold more. */
+const tight = { ...small, budget: 1024 };
 const text = (row: number, version: number) => `{"row":${row},"v":${version},"pad":"${'é'.repeat(row % 7)}"}`;
 const joined = (runs: readonly Buffer[]) => Buffer.concat(runs).toString('utf8');
 
@@ -38,7 +40,7 @@ t.test('a new stamp or a forgotten row makes the JSON again; bytes handed out st
   t.equal(joined(store.runs([1, 5], 2, (row) => text(row, 3))), `${text(1, 3)},${text(5, 3)},`, 'a forgotten row and a row past the old capacity are made');
 });
 
-t.test('against a map of row → text, starting over when stale bytes outweigh live ones', async (t) => {
+for (const [name, sizes] of [['stale bytes outweigh live ones', small], ['its chunks would pass its budget', tight]] as const) t.test(`against a map of row → text, starting over when ${name}`, async (t) => {
   const op = fc.oneof(
     {
       weight: 4,
@@ -52,7 +54,7 @@ t.test('against a map of row → text, starting over when stale bytes outweigh l
   let startedOver = 0;
   fc.assert(
     fc.property(fc.array(op, { minLength: 30, maxLength: 150 }), (ops) => {
-      const store = new FragmentStore(64, small);
+      const store = new FragmentStore(64, sizes);
       /** What the store should hold: per row, the stamp and text it was last made at. */
       const model = new Map<number, { stamp: number; text: string }>();
       const handedOut: Array<{ runs: Buffer[]; text: string }> = [];
@@ -80,7 +82,7 @@ t.test('against a map of row → text, starting over when stale bytes outweigh l
         const text_ = joined(runs);
         if (text_ !== o.page.map((row) => `${model.get(row)!.text},`).join('')) return false;
         handedOut.push({ runs, text: text_ });
-        if (store.bytes.live > store.bytes.all) return false;
+        if (store.bytes.live > store.bytes.all || store.bytes.all > sizes.budget) return false;
       }
       return handedOut.every(({ runs, text: was }) => joined(runs) === was);
     }),

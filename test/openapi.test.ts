@@ -159,7 +159,8 @@ t.test('a client generated from the document type-checks and calls the demo serv
 import type { paths } from './api.js';
 
 export async function calls(baseUrl: string, key: string) {
-  const client = createClient<paths>({ baseUrl, headers: { 'API-KEY': key } });
+  // Lists answer JSON or CSV: this client takes the JSON.
+  const client = createClient<paths, 'application/json'>({ baseUrl, headers: { 'API-KEY': key } });
   const week = await client.GET('/api/shifts/search/', { params: { query: { 'shift_date.gte': '2026-10-01', 'shift_date.lt': '2026-10-08', ordering: '-spots', limit: 100 } } });
   const first = week.data?.results[0];
   const one = first ? await client.GET('/api/shifts/{id}/', { params: { path: { id: first.id } } }) : undefined;
@@ -181,6 +182,7 @@ export async function calls(baseUrl: string, key: string) {
   writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
   const tsc = await run(process.execPath, [join(ROOT, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', dir]).catch((error: { stdout: string }) => error);
   t.equal(tsc.stdout, '', 'the generated client type-checks (and refuses what the document does not allow)');
+  if (tsc.stdout) t.comment(tsc.stdout);
 
   const base = await app.server.listen({ port: 0, host: '127.0.0.1' });
   const { calls } = (await import(join(dir, 'out', 'client.js'))) as { calls: (base: string, key: string) => Promise<Record<string, unknown>> };

@@ -10,6 +10,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import type { ReadModel } from '../readmodel/model.js';
+import { formatOf } from './csv.js';
 
 /** FNV-1a of a string, as 8 hex digits. */
 function hash(text: string): string {
@@ -25,7 +26,7 @@ function hash(text: string): string {
 export function conditionalGets(api: FastifyInstance, model: ReadModel): void {
   api.addHook('preHandler', (request, reply, done) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return done();
-    const tag = `W/"${model.epoch.toString(36)}.${model.institutionRevision(request.institutionId).toString(36)}.${model.today().toString(36)}.${hash(`${request.institutionId} ${request.url}`)}"`;
+    const tag = `W/"${model.epoch.toString(36)}.${model.institutionRevision(request.institutionId).toString(36)}.${model.today().toString(36)}.${hash(`${request.institutionId} ${request.url} ${formatOf(request, undefined)}`)}"`;
     reply.header('etag', tag);
     const wanted = request.headers['if-none-match'];
     if (wanted !== undefined && wanted.split(',').some((t) => t.trim() === tag || t.trim() === '*')) {

@@ -25,9 +25,14 @@ export interface Paging {
   readonly limit: number;
 }
 
+/** How a page is written: JSON (the envelope), or CSV (its records as rows). */
+export type Format = 'json' | 'csv';
+
 export interface SearchQuery<R> extends Paging {
   readonly ordering: OrderingDef;
   readonly filters: readonly Filter<R>[];
+  /** Asked for with `format=` (else the Accept header decides). */
+  readonly format?: Format;
 }
 
 export const DEFAULT_LIMIT = 10;
@@ -163,13 +168,17 @@ export function listSchema<K extends Kind, R extends { id: string }>(def: Resour
 function queryStringSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>, filtered: boolean) {
   interface Field {
     readonly rank: number;
-    readonly reader: ValueReader<string | number | boolean | OrderingDef>;
+    readonly reader: ValueReader<string | number | boolean | OrderingDef | Format>;
     readonly route?: { param: ParamDef<R>; op: Operator };
   }
   const fields = new Map<string, Field>();
   const add = (key: string, reader: Field['reader'], route?: Field['route']) => fields.set(key, { rank: fields.size, reader, route });
   add('page', paging.page);
   add('limit', paging.limit);
+  add(
+    'format',
+    single('format', (s): Format | undefined => (s === 'json' || s === 'csv' ? s : undefined), (s) => `Invalid format "${s}": use json or csv.`),
+  );
   const orderingNames = Object.keys(def.orderings);
   if (filtered) {
     for (const param of def.params) {
@@ -192,7 +201,7 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
   // What the OpenAPI document shows for this query string: every key it reads (the parsing below is by hand, for speed).
   const documented = { type: 'object', properties: Object.fromEntries([...fields].map(([key, field]) => [key, documentationOf(key, field.route, def)])) };
   return queryString.meta(documented).transform((q, ctx): SearchQuery<R> => {
-    const query = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] as Filter<R>[] };
+    const query: { -readonly [P in keyof SearchQuery<R>]: SearchQuery<R>[P] } = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] };
     let found: Array<{ rank: number; filter: Filter<R> }> | undefined;
     let issues: Array<{ rank: number; message: string }> | undefined;
     for (const key of Object.keys(q)) {
@@ -217,6 +226,7 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
         const { param, op } = field.route;
         (found ??= []).push({ rank: field.rank, filter: { param, op, value: value as Filter<R>['value'], sent: key } });
       } else if (key === 'ordering') query.ordering = value as OrderingDef;
+      else if (key === 'format') query.format = value as Format;
       else query[key as 'page' | 'limit'] = value as number;
     }
     if (issues !== undefined) {
@@ -242,6 +252,7 @@ function documentationOf<K extends Kind, R extends { id: string }>(
   def: ResourceDef<K, R>,
 ): Record<string, unknown> {
   if (key === 'page') return { type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1.' };
+  if (key === 'format') return { type: 'string', enum: ['json', 'csv'], default: 'json', description: 'csv: the page\'s records as CSV rows (nested fields as dotted columns, arrays as JSON; paging in the Link header). Accept: text/csv does the same.' };
   if (key === 'limit') return { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Records per page.' };
   if (key === 'ordering') {
     const names = Object.keys(def.orderings);

@@ -12,7 +12,8 @@
  * Bytes once written are never overwritten (a new version is appended), so
  * a view of a chunk handed out stays valid. A chunk that is mostly stale
  * versions is reclaimed by starting over: when the stale bytes outweigh the
- * live ones, every fragment is forgotten and made again when next asked for.
+ * live ones, or all of them reach the budget, every fragment is forgotten and
+ * made again when next asked for.
  */
 
 const COMMA = 0x2c;
@@ -23,9 +24,12 @@ export interface FragmentStoreSizes {
   readonly maxChunk: number;
   /** Stale bytes tolerated before starting over, beyond as many as there are live ones. */
   readonly slack: number;
+  /** Bytes held at most: past them, everything is forgotten too (a cache of what was shown, not a copy of the table). */
+  readonly budget: number;
 }
 
-const SIZES: FragmentStoreSizes = { minChunk: 1 << 14, maxChunk: 1 << 22, slack: 1 << 20 };
+/** 64 MB a table at most: a random mix over 500,000 shifts would otherwise keep the JSON of each shift ever shown (~0.5 GB). */
+const SIZES: FragmentStoreSizes = { minChunk: 1 << 14, maxChunk: 1 << 22, slack: 1 << 20, budget: 1 << 26 };
 
 /**
  * Per row, 24 bytes side by side (one cache line to read a row's entry, not
@@ -148,16 +152,16 @@ export class FragmentStore {
   }
 
   private newChunk(atLeast: number): void {
-    const { minChunk, maxChunk, slack } = this.sizes;
-    if (this.allBytes - this.liveBytes > this.liveBytes + slack) {
-      // Mostly stale: forget everything (views handed out keep their chunks alive).
+    const { minChunk, maxChunk, slack, budget } = this.sizes;
+    const size = Math.max(atLeast, Math.min(maxChunk, Math.max(minChunk, this.current.length * 2)));
+    if (this.allBytes - this.liveBytes > this.liveBytes + slack || this.allBytes + size > budget) {
+      // Mostly stale, or as much as a table may hold: forget everything (views handed out keep their chunks alive).
       for (let row = 0; row < this.capacity; row++) this.ints[row * I32_PER_ENTRY + CHUNK] = -1;
       this.chunks = [];
       this.liveBytes = 0;
       this.allBytes = 0;
       this.startedOver++;
     }
-    const size = Math.max(atLeast, Math.min(maxChunk, Math.max(minChunk, this.current.length * 2)));
     this.current = Buffer.allocUnsafeSlow(size);
     this.chunks.push(this.current);
     this.used = 0;

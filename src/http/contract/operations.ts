@@ -76,7 +76,13 @@ export function readOperation(path: string, kind: 'list' | 'search' | 'retrieve'
     response:
       kind === 'retrieve'
         ? { 200: json(`The ${named.one} record.`, named.record), ...errors(401, 404, 405, 429, 503) }
-        : { 200: json(`A page of ${named.tag}.`, pageOf(path)), ...errors(400, 401, 404, 405, 429, 503) },
+        : {
+            200: {
+              description: `A page of ${named.tag}; in CSV with format=csv or Accept: text/csv (the count in X-Total-Count, the pages in Link).`,
+              content: { 'application/json': { schema: pageOf(path) }, 'text/csv': { schema: z.string() } },
+            },
+            ...errors(400, 401, 404, 405, 429, 503),
+          },
   };
 }
 

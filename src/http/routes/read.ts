@@ -14,6 +14,7 @@ import type { ReadModel } from '../../readmodel/model.js';
 import type { Table } from '../../readmodel/table.js';
 import { stampOf } from '../../resources/json.js';
 import { readOperation } from '../contract/operations.js';
+import { formatOf, sendCsv } from '../csv.js';
 import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
 import type { ResponseBuffers } from '../response-buffers.js';
@@ -58,7 +59,10 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
       const { count, rows } = search(table, query, offsetOf(query), query.limit, model, def.groups);
       checkPage(query, count);
       const results = table ? pageFragments(def, model, table, rows, request.institutionId) : [];
-      return sendJson(reply, envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw)));
+      const page = envelope(request, publicBaseUrl, query, count, results, (n) => buffers.take(n, reply.raw));
+      // The same page in CSV when asked (with format= or Accept).
+      reply.header('vary', 'accept');
+      return formatOf(request, query.format) === 'csv' ? sendCsv(reply, page) : sendJson(reply, page);
     };
 
     app.get(`${base}/`, { schema: { querystring: filteredList ? querySchema : listSchema(def), ...readOperation(def.path, 'list') } }, async (request, reply) =>
