@@ -69,6 +69,14 @@ export function randomQueries(data: Pick<BenchData, 'keys' | 'pools'>, n: number
         return shown(pools.shiftTitles);
       case 'shifts description':
         return shown(pools.shiftDescriptions);
+      case 'shifts updated_at':
+      case 'opportunities updated_at':
+      case 'profiles updated_at':
+      case 'form-submissions updated_at':
+      case 'sequences updated_at':
+      case 'user-sequences updated_at':
+      case 'reservations updated_at':
+      case 'sites updated_at':
       case 'shifts created_at':
       case 'opportunities created_at':
       case 'profiles created_at':

@@ -3,7 +3,8 @@
  *
  * A long run of everything at once, the operator's way: `vm-api serve` in
  * its own process, the random search mix from many keep-alive connections,
- * sites writes (bulk-creates and assignments) from a few writers, and
+ * sites writes (bulk-creates and assignments) from a few writers, each
+ * pausing --write-every ms (100) between writes, and
  * `vm-api import` of fresh events into the same DATA_DIR every few seconds.
  * Prints per window: requests/s, p50, p99 and max latency, errors, the
  * server's RSS and V8 heap, and the read model's lag. Exits 1 when any
@@ -36,6 +37,8 @@ const { values } = parseArgs({
     institutions: { type: 'string', default: '10' },
     connections: { type: 'string', default: '32' },
     writers: { type: 'string', default: '2' },
+    /** Milliseconds each writer waits between two writes (an API's writes are a trickle next to its reads). */
+    'write-every': { type: 'string', default: '100' },
     /** Seconds between two background imports, and events per import. */
     'import-every': { type: 'string', default: '10' },
     'import-events': { type: 'string', default: '3000' },
@@ -80,6 +83,8 @@ const base = await new Promise<string>((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
 });
 const port = Number(new URL(base).port);
+// Whatever ends this run, the server goes with it.
+process.on('exit', () => server.kill('SIGKILL'));
 const agent = new Agent({ keepAlive: true, maxSockets: Number(values.connections) + Number(values.writers) + 4 });
 
 interface Answer {
@@ -103,10 +108,10 @@ function call(method: 'GET' | 'POST', path: string, key: string | undefined, bod
   });
 }
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-for (;;) {
+for (const until = Date.now() + 300_000; ; await sleep(200)) {
   const ready = await call('GET', '/readyz', undefined).catch(() => ({ status: 0, body: '' }));
   if (ready.status === 200) break;
-  await sleep(200);
+  if (Date.now() > until) throw new Error('the server was not ready within 5 minutes');
 }
 
 // 3. The mix: random queries over the whole parameter space, pages up to the last.
@@ -171,6 +176,7 @@ const writers = Array.from({ length: Number(values.writers) }, async (_, w) => {
     } catch (error) {
       failed(`write: ${(error as Error).message}`);
     }
+    await sleep(Number(values['write-every']));
   }
 });
 
@@ -201,14 +207,17 @@ interface Row {
   max: number;
   errors: number;
   rss: number;
+  /** Of it, anonymous memory (the heap, buffers) and mapped file pages (LMDB's files, reclaimable). */
+  anon: number;
+  file: number;
   heap: number;
   lag: string;
 }
 const rows: Row[] = [];
-const rssOf = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
+const statusOf = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
 const heapOf = async () => Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec((await call('GET', '/metrics', undefined)).body)?.[1] ?? NaN);
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  heap MB  lag');
+console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  heap MB  lag');
 const reporter = (async () => {
   while (running()) {
     await sleep(Math.min(WINDOW_MS, RUN_MS - (performance.now() - started)));
@@ -223,7 +232,9 @@ const reporter = (async () => {
       p99: percentile(sorted, 99),
       max: sorted[sorted.length - 1] ?? NaN,
       errors: window.errors,
-      rss: rssOf(),
+      rss: statusOf('VmRSS'),
+      anon: statusOf('RssAnon'),
+      file: statusOf('RssFile'),
       heap: await heapOf(),
       lag: health.lag.positions,
     };
@@ -239,6 +250,7 @@ const reporter = (async () => {
         String(window.writes).padStart(7),
         String(window.imported).padStart(9),
         fmt(row.rss / 2 ** 20).padStart(9),
+        `(${fmt(row.anon / 2 ** 20).padStart(5)} ${fmt(row.file / 2 ** 20).padStart(6)})`,
         fmt(row.heap / 2 ** 20).padStart(8),
         ` ${row.lag}`,
       ].join(' '),

@@ -159,7 +159,7 @@ t.test('filter errors', async (t) => {
     ['id=123', 'Invalid UUID value for id.'],
     ['opportunity_id=xyz', 'Invalid UUID value for opportunity_id.'],
     ['category.id=xyz', 'Invalid UUID value for category.id.'],
-    ['ordering=title', 'Invalid ordering "title": use one of created_at, -created_at, shift_start_at, -shift_start_at, shift_end_at, -shift_end_at, spots, -spots.'],
+    ['ordering=title', 'Invalid ordering "title": use one of created_at, -created_at, updated_at, -updated_at, shift_start_at, -shift_start_at, shift_end_at, -shift_end_at, spots, -spots.'],
     ['title=a&title=b', 'Parameter title was sent more than once.'],
   ];
   for (const [query, detail] of cases) {
@@ -172,7 +172,7 @@ t.test('filter errors', async (t) => {
   t.same(status.body, { detail: 'Invalid value for status.' });
   const ordering = await app.get('/api/opportunities/search/?ordering=spots');
   t.equal(ordering.status, 400);
-  t.same(ordering.body, { detail: 'Invalid ordering "spots": use one of created_at, -created_at.' });
+  t.same(ordering.body, { detail: 'Invalid ordering "spots": use one of created_at, -created_at, updated_at, -updated_at.' });
 });
 
 t.test('filters: empty values, unknown parameters, + as space', async (t) => {

@@ -54,6 +54,14 @@ const createdAtIs = <R extends { created_at: number }>() =>
     const iso = new Date(v / 1000).toISOString().replace('.000Z', 'Z');
     return { text: iso, test: (r: R, op: Op) => compare(r.created_at, op, v) };
   });
+/** Changed later than made, by 0 to 3 times 45 minutes: ties, and orders other than created_at's. */
+const updatedAt = (seed: [number, number], i: number) => createdAt(seed) + ((i * 7) % 4) * 45 * MINUTE;
+const updatedAtIs = <R extends { updated_at: number }>() =>
+  fc.tuple(fc.integer({ min: -1, max: 5 }), fc.integer({ min: 0, max: 8 })).map(([day, quarter]) => {
+    const v = (BASE_DAY + day) * MICROS_PER_DAY + quarter * 15 * MINUTE;
+    const iso = new Date(v / 1000).toISOString().replace('.000Z', 'Z');
+    return { text: iso, test: (r: R, op: Op) => compare(r.updated_at, op, v) };
+  });
 const createdDateIs = <R extends { created_at: number }>() =>
   fc.integer({ min: BASE_DAY - 1, max: BASE_DAY + 5 }).map((d) => ({
     text: formatDate(d),
@@ -86,6 +94,7 @@ function profileOf(seed: typeof profileArb extends fc.Arbitrary<infer T> ? T : n
     email: seed.email,
     phone_number: seed.phone,
     tags: seed.tags.map((title, k) => ({ id: idOf(9000 + k), tag: { id: idOf(9100 + k), tag_title: title } })),
+    updated_at: updatedAt(seed.created, i),
   };
 }
 
@@ -144,7 +153,7 @@ function submissionOf(seed: typeof submissionArb extends fc.Arbitrary<infer T> ?
     attachments: [],
     opportunities: [],
     created_at: createdAt(seed.created),
-    updated_at: createdAt(seed.created),
+    updated_at: updatedAt(seed.created, i),
   };
 }
 
@@ -185,7 +194,7 @@ function sequenceOf(seed: typeof sequenceArb extends fc.Arbitrary<infer T> ? T :
     steps: [],
     users: { Active: 0, Paused: 0, Inactive: 0, Finished: 0 },
     created_at: createdAt(seed.created),
-    updated_at: createdAt(seed.created),
+    updated_at: updatedAt(seed.created, i),
   };
 }
 
@@ -209,7 +218,7 @@ function userSequenceOf(seed: typeof userSequenceArb extends fc.Arbitrary<infer 
     status: 'Active',
     progress: {},
     created_at: createdAt(seed.created),
-    updated_at: createdAt(seed.created),
+    updated_at: updatedAt(seed.created, i),
   };
 }
 
@@ -228,7 +237,7 @@ function siteOf(seed: typeof siteArb extends fc.Arbitrary<infer T> ? T : never, 
     address: '',
     user_ids: seed.users.map((u) => USERS[u]!.id),
     created_at: createdAt(seed.created),
-    updated_at: createdAt(seed.created),
+    updated_at: updatedAt(seed.created, i),
   };
 }
 
@@ -260,8 +269,10 @@ function property<K extends Kind>(t: Test, theCase: Case<K>): void {
   }
 }
 
-function compareWithModel<K extends Kind>(t: Test, { def, records, conditions, extra }: Case<K>, regime: string): void {
+function compareWithModel<K extends Kind>(t: Test, { def, records, conditions: own, extra }: Case<K>, regime: string): void {
   const schema = searchSchema(def);
+  // Every resource here takes updated_at (sync).
+  const conditions: readonly Condition<Records[K]>[] = [...own, { keys: ['updated_at'], ranged: true, values: updatedAtIs<Records[K]>() }];
   const orderings = Object.keys(def.orderings);
   const filter = fc.constantFrom(...conditions).chain((c) =>
     fc.record({
@@ -304,8 +315,12 @@ function compareWithModel<K extends Kind>(t: Test, { def, records, conditions, e
         const offset = (parsed.page - 1) * parsed.limit;
         const got = search(table, parsed, offset, parsed.limit, model, def.groups);
         const matching = visible.filter((r) => tests.every((test) => test(r)));
-        const sorted = [...matching].sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : 1));
-        if (q.ordering === '-created_at') sorted.reverse();
+        // By updated_at when asked, ties (and otherwise) by created_at, then id; a leading - reverses it all.
+        const byUpdated = q.ordering?.endsWith('updated_at') ?? false;
+        const sorted = [...matching].sort(
+          (a, b) => (byUpdated ? a.updated_at - b.updated_at : 0) || a.created_at - b.created_at || (a.id < b.id ? -1 : 1),
+        );
+        if (q.ordering?.startsWith('-')) sorted.reverse();
         const expected = sorted.slice(offset, offset + parsed.limit).map((r) => r.id);
         const ids = got.rows.map((row) => table!.record(row).id);
         const context = JSON.stringify(raw);

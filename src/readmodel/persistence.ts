@@ -52,7 +52,7 @@ function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>): Iterabl
 }
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
-export const READ_MODEL_VERSION = 6;
+export const READ_MODEL_VERSION = 7;
 
 interface Meta {
   checkpoint?: { commit: string; prepare: string };

@@ -1,7 +1,7 @@
 /** Form submissions: declaration, search parameters (incl. question and answer together) and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { FormSubmissionRecord } from '../../projections/records.js';
-import { byCreatedAt } from './created-order.js';
+import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
 import { profiles } from './profiles.js';
@@ -70,6 +70,7 @@ export const formSubmissions: ResourceDef<'formsubmission'> = {
   path: 'form-submissions',
   endpoints: { search: true, retrieve: true, filteredList: false },
   ...byCreatedAt,
+  orderings: syncOrderings,
   symbols: {
     user: (s) => s.user_id,
     form_id: (s) => s.form.id.toLowerCase(),
@@ -95,6 +96,7 @@ export const formSubmissions: ResourceDef<'formsubmission'> = {
     { name: 'form.id', type: 'text', symbol: 'form_id' },
     { name: 'form.title', type: 'text', symbol: 'form_title' },
     { name: 'folder.name', type: 'text', symbol: 'folder' },
+    updatedAtParam,
   ],
   groups: {
     // Both given: the same question must have that id and that answer.

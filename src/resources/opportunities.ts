@@ -2,7 +2,7 @@
 import type { ReadView } from '../../projections/projection.js';
 import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
 import { categories } from './categories.js';
-import { byCreatedAt, createdAtOrderings } from './created-order.js';
+import { byCreatedAt, createdAtOrderings, updatedAtOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { FragmentCache, type JsonView, str, ts } from './json.js';
 
@@ -56,8 +56,9 @@ export const opportunities: ResourceDef<'opportunity'> = {
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'category.id', aliases: ['category_id'], type: 'uuid', symbol: 'category' },
     { name: 'category.title', aliases: ['category_title'], type: 'text', through: { symbol: 'category', table: () => categories, param: 'title' } },
+    updatedAtParam,
   ],
-  orderings: createdAtOrderings,
+  orderings: { ...createdAtOrderings, ...updatedAtOrderings },
   json: opportunityJson,
   nests: ['category', 'institution'],
 };

@@ -1,7 +1,7 @@
 /** Profiles: declaration, search parameters and JSON (custom fields, tags, opportunities, age). */
 import type { ReadView } from '../../projections/projection.js';
 import type { CustomFieldAnswer, ProfileRecord } from '../../projections/records.js';
-import { byCreatedAt } from './created-order.js';
+import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { ageOn } from '../time.js';
 import { date, json, type JsonView, str, ts } from './json.js';
@@ -67,6 +67,7 @@ export const profiles: ResourceDef<'profile'> = {
   path: 'profiles',
   endpoints: { search: true, retrieve: true, filteredList: false },
   ...byCreatedAt,
+  orderings: syncOrderings,
   columns: { ...byCreatedAt.columns, offline: (p) => (p.is_offline ? 1 : 0) },
   symbols: {
     first_name: (p) => p.first_name.toLowerCase(),
@@ -84,6 +85,7 @@ export const profiles: ResourceDef<'profile'> = {
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'created_date', type: 'date', range: true, column: 'created' },
     { name: 'tag', type: 'text', value: (p) => p.tags.map((t) => t.tag.tag_title) },
+    updatedAtParam,
   ],
   json: (p, view) => profileJson(p, view, true),
   retrieveJson: (p, view) => profileJson(p, view, false),

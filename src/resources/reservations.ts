@@ -1,7 +1,7 @@
 /** Reservations: list and retrieve, with the reduced shift, the user summary and the opportunity. */
 import type { ReadView } from '../../projections/projection.js';
 import type { OpportunityRecord, ReservationRecord, ShiftRecord } from '../../projections/records.js';
-import { byCreatedAt } from './created-order.js';
+import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { categoryJson } from './opportunities.js';
 import { json, type JsonView, str, ts } from './json.js';
@@ -40,9 +40,11 @@ function reservationJson(r: ReservationRecord, view: JsonView): string {
 export const reservations: ResourceDef<'reservation'> = {
   kind: 'reservation',
   path: 'reservations',
-  endpoints: { search: false, retrieve: true, filteredList: false },
+  // The list takes updated_at (what changed since) and its orderings; no other filter.
+  endpoints: { search: false, retrieve: true, filteredList: true },
   ...byCreatedAt,
-  params: [],
+  orderings: syncOrderings,
+  params: [updatedAtParam],
   json: reservationJson,
   nests: ['shift', 'profile', 'opportunity', 'category'],
 };

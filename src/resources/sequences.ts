@@ -1,7 +1,7 @@
 /** Sequences and user sequences: declarations, search parameters and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { SequenceRecord, UserSequenceRecord } from '../../projections/records.js';
-import { byCreatedAt, createdAtOrderings } from './created-order.js';
+import { byCreatedAt, createdAtOrderings, syncOrderings, updatedAtOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
 import { profiles } from './profiles.js';
@@ -37,8 +37,9 @@ export const sequences: ResourceDef<'sequence'> = {
     { name: 'display_status', type: 'text', symbol: 'display_status' },
     { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
     { name: 'created_date', type: 'date', range: true, column: 'created' },
+    updatedAtParam,
   ],
-  orderings: createdAtOrderings,
+  orderings: { ...createdAtOrderings, ...updatedAtOrderings },
   json: sequenceJson,
   nests: [],
 };
@@ -71,6 +72,7 @@ export const userSequences: ResourceDef<'usersequence'> = {
   path: 'user-sequences',
   endpoints: { search: true, retrieve: false, filteredList: false },
   ...byCreatedAt,
+  orderings: syncOrderings,
   symbols: { user: (u) => u.user_id },
   params: [
     { name: 'id', type: 'uuid', primaryKey: true },
@@ -80,6 +82,7 @@ export const userSequences: ResourceDef<'usersequence'> = {
     { name: 'user.first_name', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'first_name' } },
     { name: 'user.last_name', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'last_name' } },
     { name: 'user.email', type: 'text', through: { symbol: 'user', table: () => profiles, param: 'email' } },
+    updatedAtParam,
   ],
   json: userSequenceJson,
   nests: ['profile', 'sequence'],

@@ -1,6 +1,6 @@
 /** Shifts: declaration, search parameters, indexes, orderings and JSON. */
 import type { ShiftRecord } from '../../projections/records.js';
-import { createdAtOrderings } from './created-order.js';
+import { createdAtOrderings, updatedAtOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
 import { type JsonView, str, ts } from './json.js';
@@ -29,6 +29,7 @@ export const shifts: ResourceDef<'shift'> = {
   columns: {
     start: (s) => s.shift_start_at,
     created: (s) => s.created_at,
+    updated: (s) => s.updated_at,
     end: (s) => s.shift_end_at,
     spots: (s) => s.spots,
     start_time: (s) => timeOfDay(s.shift_start_at),
@@ -45,6 +46,7 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'created', keys: ['created', 'start'] },
     { name: 'end', keys: ['end', 'start', 'created'] },
     { name: 'spots', keys: ['spots', 'start', 'created'] },
+    { name: 'updated', keys: ['updated', 'start', 'created'] },
     { name: 'start_time', keys: ['start_time', 'start', 'created'] },
     { name: 'end_time', keys: ['end_time', 'start', 'created'] },
     // The shifts of one opportunity (or title, or description), in start
@@ -65,6 +67,7 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'shift_end_at', type: 'timestamp', range: true, column: 'end' },
     { name: 'shift_end_time', aliases: ['end_time'], type: 'time', range: true, column: 'end_time' },
     { name: 'spots', type: 'integer', range: true, column: 'spots' },
+    updatedAtParam,
     { name: 'opportunity.id', aliases: ['opportunity_id'], type: 'uuid', symbol: 'opportunity' },
     // Through the shift's opportunity, as it is now.
     { name: 'opportunity.title', aliases: ['opportunity_title'], type: 'text', through: { symbol: 'opportunity', table: () => opportunities, param: 'title' } },
@@ -73,6 +76,7 @@ export const shifts: ResourceDef<'shift'> = {
   ],
   orderings: {
     ...createdAtOrderings,
+    ...updatedAtOrderings,
     shift_start_at: { index: 'start', descending: false },
     '-shift_start_at': { index: 'start', descending: true },
     shift_end_at: { index: 'end', descending: false },

@@ -1,6 +1,6 @@
 /** Sites (DESIGN.md's sites API): list with title and user.id filters, retrieve. */
 import type { SiteRecord } from '../../projections/records.js';
-import { byCreatedAt } from './created-order.js';
+import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { formatTimestamp } from '../time.js';
 
@@ -19,10 +19,12 @@ export const sites: ResourceDef<'site'> = {
   path: 'sites',
   endpoints: { search: false, retrieve: true, filteredList: true },
   ...byCreatedAt,
+  orderings: syncOrderings,
   symbols: { title: (s) => s.title.trim().toLowerCase() },
   params: [
     { name: 'title', type: 'text', symbol: 'title' },
     { name: 'user.id', type: 'uuid', value: (s) => s.user_ids },
+    updatedAtParam,
   ],
   json: (site) => JSON.stringify(siteBody(site)),
   nests: [],
