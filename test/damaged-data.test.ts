@@ -47,7 +47,7 @@ t.test('a damaged, outdated or missing read model is dropped and rebuilt from th
       'from another version',
       async () => {
         const disk = ReadModelStore.open(model);
-        await disk.write([], { commit: 1n, prepare: 1n });
+        await disk.write([], [], { commit: 1n, prepare: 1n });
         // A version no projections ever had.
         await (disk as unknown as { meta: { put(k: string, v: number): Promise<void> } }).meta.put('version', -7);
         await disk.close();

@@ -131,7 +131,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   disk.writeSnapshot([['shift', shifts]], [], at(10));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   // Changed, deleted and new records after the snapshot.
-  await disk.write([put('shift', { ...shifts[3]!, title: 'Changed' }), remove('shift', shifts[4]!.id), put('shift', shift(99))], at(12));
+  await disk.write([put('shift', { ...shifts[3]!, title: 'Changed' }), remove('shift', shifts[4]!.id), put('shift', shift(99))], [], at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 3 });
   t.same(disk.checkpoint(), at(12));
 
@@ -154,7 +154,7 @@ t.test('a start-up that finds a long journal folds it into a new snapshot', asyn
   disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], [], at(1));
   // As a server writes batches of changes: 12,000 of them.
   for (let b = 0; b < 12; b++) {
-    await disk.write(Array.from({ length: 1000 }, (_, i) => put('shift', shift(1000 + b * 1000 + i))), at(2 + b));
+    await disk.write(Array.from({ length: 1000 }, (_, i) => put('shift', shift(1000 + b * 1000 + i))), [], at(2 + b));
   }
   t.same(disk.sizes(), { snapshot: 100, journal: 12_000 });
 
@@ -200,7 +200,7 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
     ...Array.from({ length: 10 }, (_, i) => remove('shift', shift(i * 13 + 3).id)),
     put('shift', shift(5000, X)),
   ];
-  await disk.write(later, at(6));
+  await disk.write(later, [], at(6));
   apply(later);
 
   const byColumns = ['start', 'created', 'end', 'spots', 'start_time', 'end_time'];

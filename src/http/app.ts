@@ -24,6 +24,7 @@ import type { Readiness } from '../readmodel/warm-up.js';
 import { ResponseBuffers } from './response-buffers.js';
 import { readRoutes } from './routes/read.js';
 import { sitesWriteRoutes } from './routes/sites-write.js';
+import { changesRoutes } from './routes/changes.js';
 import type { SitesCommandHandler } from '../commands/handler.js';
 
 export interface AppServices {
@@ -127,6 +128,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
       await register(resources.userSequences);
       await register(resources.sites);
       await api.register(sitesWriteRoutes, { model: services.model, commands: services.commands });
+      await api.register(changesRoutes, { changes: services.projector.changes });
       services.apiRoutes?.(api);
     },
     { prefix: '/api' },

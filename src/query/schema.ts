@@ -54,7 +54,7 @@ interface ValueReader<T> {
 }
 
 /** One query-string value: a string, or an error when the key was repeated. `''` means absent. */
-function single<T>(sent: string, parse: (text: string) => T | undefined, message: (text: string) => string): ValueReader<T> {
+export function single<T>(sent: string, parse: (text: string) => T | undefined, message: (text: string) => string): ValueReader<T> {
   // Fastify gives a string, or an array of strings for a repeated key.
   const schema = z
     .unknown()
@@ -86,7 +86,7 @@ const BOOLEANS = new Map([
   ['0', false],
 ]);
 
-const parseInteger = (s: string) => (INTEGER.test(s) ? Number(s) : undefined);
+export const parseInteger = (s: string) => (INTEGER.test(s) ? Number(s) : undefined);
 
 function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | number | boolean> {
   switch (param.type) {

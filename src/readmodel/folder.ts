@@ -21,10 +21,12 @@
 import { projections as allProjections } from '../../projections/index.js';
 import type { Change, Handler, Projection, ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
-import { type EventOf, type EventType, isCatalogEvent } from '../events/catalog.js';
+import { domainEvent, type EventOf, type EventType, isCatalogEvent } from '../events/catalog.js';
+import { subjectOf } from '../events/subjects.js';
 import { KeyLedger } from '../events/key-ledger.js';
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
 import { parseEventTimestamp } from '../time.js';
+import type { FeedEntry } from './change-feed.js';
 import { institutionOf, type ReadModel } from './model.js';
 
 type AnyHandler = Handler<EventType>;
@@ -74,6 +76,15 @@ export interface Folded {
 /** Told of each event the fold refuses, and why. */
 export type OnRefused = (event: RecordedEvent, problem: string) => void;
 
+export interface FoldOptions {
+  /** Where to note the records changed (by kind and id: the last change of each). */
+  changed?: Map<string, Change>;
+  /** Fold only the events of the institutions this accepts. */
+  takes?: (institution: string) => boolean;
+  /** Told of each event that changed a record a client reads: the change feed's entries, in log order. */
+  feed?: (entry: FeedEntry) => void;
+}
+
 export class EventFolder {
   private readonly handlers: Map<string, AnyHandler[]>;
   private readonly view: InstitutionView;
@@ -91,16 +102,10 @@ export class EventFolder {
 
   /**
    * Apply the events after position `after` (an event delivered twice is
-   * skipped), only those of institutions `takes` accepts if given, noting
-   * the records changed in `changed`. Undefined if the batch does not move
-   * past `after`.
+   * skipped), see FoldOptions. Undefined if the batch does not move past
+   * `after`.
    */
-  fold(
-    events: readonly RecordedEvent[],
-    after: Position,
-    changed?: Map<string, Change>,
-    takes?: (institution: string) => boolean,
-  ): Folded | undefined {
+  fold(events: readonly RecordedEvent[], after: Position, { changed, takes, feed }: FoldOptions = {}): Folded | undefined {
     if (events.length === 0) return undefined;
     let applied = 0;
     for (const event of events) {
@@ -114,9 +119,18 @@ export class EventFolder {
         this.onRefused?.(event, refused);
         continue;
       }
-      for (const change of this.project(event, institution)) {
+      const changes = this.project(event, institution);
+      for (const change of changes) {
         this.model.apply(change);
         changed?.set(`${change.kind}:${change.id}`, change);
+      }
+      if (feed && changes.length > 0) {
+        const domain = domainEvent(event);
+        const subject = domain && subjectOf(domain);
+        if (domain && subject) {
+          const { commit, prepare } = event.position;
+          feed({ institution, commit: Number(commit), prepare: Number(prepare), type: domain.type, id: subject.id, occurred_at: domain.data.occurred_at });
+        }
       }
     }
     const last = events[events.length - 1]!.position;

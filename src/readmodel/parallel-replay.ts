@@ -3,8 +3,8 @@
  * replay workers (threads), each of which reads the whole log but folds
  * only the events of its own institutions (a projection never reads
  * across institutions, see folder.ts), builds their tables and encodes
- * their snapshot; this thread then writes every worker's part as one
- * snapshot, in one transaction. A worker that fails fails the rebuild
+ * their snapshot; this thread writes their change feed entries as they
+ * come, then every worker's part as one snapshot, in one transaction. A worker that fails fails the rebuild
  * before anything is written.
  *
  * Institutions are weighed by a sample of the embedded log's events, so
@@ -17,7 +17,8 @@ import { comparePositions, type EventStore, type Position, startOfLog } from '..
 import { institutionOfEvent } from './folder.js';
 import { assignInstitutions } from './partition.js';
 import type { ReadModelStore } from './persistence.js';
-import { type ReplayProgress, type ReplayResult, type ReplayTask, unpackSnapshot } from './replay-messages.js';
+import { type ReplayFeed, type ReplayProgress, type ReplayResult, type ReplayTask, unpackSnapshot } from './replay-messages.js';
+import { FeedWriter } from './change-feed.js';
 
 /**
  * A replay worker's young generation, in MB. A replay makes a record or
@@ -48,7 +49,7 @@ async function sampleInstitutions(store: EventStore, head: Position, samples = S
   return weights;
 }
 
-function runWorker(task: ReplayTask, started: Worker[], onRead: (read: number) => void): Promise<ReplayResult> {
+function runWorker(task: ReplayTask, started: Worker[], onRead: (read: number) => void, feed: FeedWriter): Promise<ReplayResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./replay-worker.js', import.meta.url), {
       workerData: task,
@@ -56,8 +57,9 @@ function runWorker(task: ReplayTask, started: Worker[], onRead: (read: number) =
     });
     started.push(worker);
     // Progress until the result; the result is whole once sent: the worker's heap is let go of while this thread writes.
-    worker.on('message', (message: ReplayProgress | ReplayResult) => {
+    worker.on('message', (message: ReplayProgress | ReplayFeed | ReplayResult) => {
       if ('snapshot' in message) resolve(message);
+      else if ('feed' in message) feed.addBatch(message.feed);
       else onRead(message.read);
     });
     worker.once('error', reject);
@@ -82,20 +84,29 @@ export async function replayInParallel(
   const assignment = [...assignInstitutions(await sampleInstitutions(store, head), workers)];
   const started: Worker[] = [];
   const reads = new Array<number>(workers).fill(0);
+  // Every worker's change feed entries, written as they come (the snapshot, written last, makes them count).
+  const feed = new FeedWriter((entries) => disk.appendFeed(entries));
   let results: ReplayResult[];
   try {
     results = await Promise.all(
       Array.from({ length: workers }, (_, index) =>
-        runWorker({ config, head, assignment, workers, index }, started, (read) => {
-          reads[index] = read;
-          onProgress?.(Math.min(...reads), head);
-        }),
+        runWorker(
+          { config, head, assignment, workers, index },
+          started,
+          (read) => {
+            reads[index] = read;
+            onProgress?.(Math.min(...reads), head);
+          },
+          feed,
+        ),
       ),
     );
   } catch (error) {
     await Promise.all(started.map((worker) => worker.terminate()));
+    await feed.done().catch(() => undefined);
     throw error;
   }
+  await feed.done();
   const { position } = results[0]!;
   if (results.some((result) => comparePositions(result.position, position) !== 0)) {
     throw new Error('replay workers stopped at different positions of the log');

@@ -12,6 +12,10 @@
  *
  * - the tables' sorted indexes (and symbol codes) as of the snapshot, so
  *   that a start-up takes them instead of sorting every row again.
+ * - the change feed (change-feed.ts): under [institution, commit, prepare]
+ *   the event's type, the id of the record it is about and when it
+ *   occurred; written with the journal (a snapshot leaves it as it is), and
+ *   by a replay as it goes, before its snapshot.
  *
  * Loading reads the tables' symbol codes, the snapshot, its indexes, then
  * the journal over them.
@@ -22,6 +26,8 @@ import { lmdbFileProblem } from '../lmdb-file.js';
 import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
+import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
+import type { EventType } from '../events/catalog.js';
 import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
@@ -52,7 +58,7 @@ function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>): Iterabl
 }
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
-export const READ_MODEL_VERSION = 7;
+export const READ_MODEL_VERSION = 8;
 
 interface Meta {
   checkpoint?: { commit: string; prepare: string };
@@ -61,12 +67,16 @@ interface Meta {
   snapshotRecords?: number;
 }
 
-export class ReadModelStore {
+type FeedKey = [institution: string, commit: number, prepare: number];
+type FeedValue = [type: EventType, id: string, occurred_at: string];
+
+export class ReadModelStore implements FeedStore {
   private root!: RootDatabase;
   private snapshot!: Database<Buffer, [Kind, number]>;
   private tables!: Database<Buffer, [Kind, string]>;
   private journal!: Database<AnyRecord | null, [Kind, string]>;
   private meta!: Database<Meta[keyof Meta], keyof Meta>;
+  private feed!: Database<FeedValue, FeedKey>;
 
   private constructor(private readonly path: string) {
     this.openEnv();
@@ -95,6 +105,7 @@ export class ReadModelStore {
       sharedStructuresKey: Symbol.for('structures'),
     });
     this.meta = this.root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
+    this.feed = this.root.openDB<FeedValue, FeedKey>({ name: 'feed' });
   }
 
   /**
@@ -149,12 +160,38 @@ export class ReadModelStore {
     return { tables: [...this.savedTables()], chunks: this.snapshotChunks(), journal: this.journalChanges() };
   }
 
-  /** Write a batch of changes to the journal, and the checkpoint, atomically. */
-  async write(changes: Iterable<Change>, checkpoint: Position): Promise<void> {
+  /** Write a batch of changes to the journal, its change feed entries, and the checkpoint, atomically. */
+  async write(changes: Iterable<Change>, feed: readonly FeedEntry[], checkpoint: Position): Promise<void> {
     await this.root.transaction(() => {
       for (const { kind, id, record } of changes) this.journal.put([kind, id], record);
+      this.putFeedEntries(feed);
       this.putCheckpoint(checkpoint);
     });
+  }
+
+  /**
+   * Write change feed entries (a replay's, as it goes), in the background:
+   * resolves once they are committed. The replay's snapshot, written after,
+   * makes them count (a read model without one is cleared at start).
+   */
+  async appendFeed(entries: readonly FeedEntry[]): Promise<void> {
+    await this.root.transaction(() => this.putFeedEntries(entries));
+  }
+
+  private putFeedEntries(entries: readonly FeedEntry[]): void {
+    for (const { institution, commit, prepare, type, id, occurred_at } of entries) this.feed.put([institution, commit, prepare], [type, id, occurred_at]);
+  }
+
+  feedAfter(institution: string, after: FeedPosition | undefined, limit: number): FeedEntry[] {
+    const start: (string | number)[] = after ? [institution, after.commit, after.prepare] : [institution];
+    const entries: FeedEntry[] = [];
+    for (const { key, value } of this.feed.getRange({ start, end: [institution, Infinity], limit: limit + 1 })) {
+      const [, commit, prepare] = key;
+      if (after && commit === after.commit && prepare === after.prepare) continue;
+      if (entries.length === limit) break;
+      entries.push({ institution, commit, prepare, type: value[0], id: value[1], occurred_at: value[2] });
+    }
+    return entries;
   }
 
   /**
@@ -207,6 +244,7 @@ export class ReadModelStore {
       this.snapshot.clearSync();
       this.tables.clearSync();
       this.journal.clearSync();
+      this.feed.clearSync();
       this.meta.clearSync();
     });
   }

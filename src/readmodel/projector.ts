@@ -17,6 +17,7 @@ import {
   type Subscription,
   startOfLog,
 } from '../eventstore/port.js';
+import { ChangeFeed, type FeedEntry, FeedWriter } from './change-feed.js';
 import { EventFolder } from './folder.js';
 import type { ReadModel } from './model.js';
 import type { ReadModelStore } from './persistence.js';
@@ -55,6 +56,8 @@ const HEAD_REFRESH_MS = 1000;
 
 export class Projector {
   private readonly folder: EventFolder;
+  /** Each institution's change feed, as the model shows it. */
+  readonly changes: ChangeFeed;
   private subscription: Subscription | undefined;
   private waiters: Waiter[] = [];
   private position: Position = startOfLog;
@@ -82,6 +85,7 @@ export class Projector {
     private readonly journalFoldFrom = JOURNAL_FOLD_FROM,
   ) {
     this.folder = new EventFolder(model, projections, (event, problem) => this.skipped(event, problem, 'it breaks a rule of the log'));
+    this.changes = new ChangeFeed(disk);
   }
 
   /** An event folded as nothing, logged without its data: it may hold anything, personal data included. */
@@ -177,7 +181,7 @@ export class Projector {
         },
         onCheckpoint: async (position) => {
           if (comparePositions(position, this.position) > 0) {
-            await this.persist([], position);
+            await this.persist([], [], position);
             this.advance(position);
           }
         },
@@ -227,7 +231,9 @@ export class Projector {
    * `replayLog`), writing nothing. Whether the position moved.
    */
   private async replay(head: Position): Promise<boolean> {
-    const { position, applied } = await replayLog(this.store, this.model, this.folder, this.position, head);
+    const feed = new FeedWriter((entries) => this.disk.appendFeed(entries));
+    const { position, applied } = await replayLog(this.store, this.model, this.folder, this.position, head, { feed: feed.add });
+    await feed.done();
     if (comparePositions(position, this.position) <= 0) return false;
     this.eventsApplied += applied;
     this.advance(position);
@@ -252,10 +258,12 @@ export class Projector {
       this.skipped(event, event.invalid, 'its data does not match the event catalog');
     }
     const changed = new Map<string, Change>();
-    const folded = this.folder.fold(events, this.position, changed);
+    const feed: FeedEntry[] = [];
+    const folded = this.folder.fold(events, this.position, { changed, feed: (entry) => feed.push(entry) });
     if (!folded) return;
     this.eventsApplied += folded.applied;
-    await this.persist(changed.values(), folded.last);
+    this.changes.folded(feed);
+    await this.persist(changed.values(), feed, folded.last);
     this.advance(folded.last);
   }
 
@@ -266,10 +274,11 @@ export class Projector {
    * more is written, so the disk stays at its last good checkpoint and the
    * next start catches up from there.
    */
-  private async persist(changes: Iterable<Change>, position: Position): Promise<void> {
+  private async persist(changes: Iterable<Change>, feed: readonly FeedEntry[], position: Position): Promise<void> {
     await this.writing;
     if (this.persistFailure !== undefined) return;
-    this.writing = this.disk.write(changes, position).catch((error: unknown) => {
+    const written = { commit: Number(position.commit), prepare: Number(position.prepare) };
+    this.writing = this.disk.write(changes, feed, position).then(() => this.changes.persisted(written), (error: unknown) => {
       this.persistFailure = error;
       this.lastError = `read model not persisted past ${this.position.commit}: ${String(error)}`;
       this.log?.error({ err: error }, 'writing the read model failed; it will catch up from its last checkpoint at restart');

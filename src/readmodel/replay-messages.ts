@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import type { Kind } from '../../projections/records.js';
 import type { Position } from '../eventstore/port.js';
+import type { FeedEntry } from './change-feed.js';
 import type { EncodedSnapshot } from './persistence.js';
 
 export interface ReplayTask {
@@ -31,6 +32,11 @@ interface PackedSnapshot {
 /** Sent by a replay worker now and then while it replays: the events it has read so far (of every institution). */
 export interface ReplayProgress {
   readonly read: number;
+}
+
+/** Sent by a replay worker as it replays: change feed entries of its institutions, in log order. */
+export interface ReplayFeed {
+  readonly feed: FeedEntry[];
 }
 
 export interface ReplayResult {

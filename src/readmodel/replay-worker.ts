@@ -2,7 +2,8 @@
  * A replay worker (a thread of `vm-api rebuild`): folds the whole log, but
  * only the events of the institutions assigned to it, into a model of its
  * own, and hands back that model's snapshot, encoded (its memory
- * transferred, not copied). It writes nothing.
+ * transferred, not copied), after its change feed entries in batches as it
+ * goes. It writes nothing.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { startOfLog } from '../eventstore/port.js';
@@ -13,9 +14,11 @@ import { ReadModel } from './model.js';
 import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
-import { packSnapshot, type ReplayProgress, type ReplayResult, type ReplayTask } from './replay-messages.js';
+import type { FeedEntry } from './change-feed.js';
+import { packSnapshot, type ReplayFeed, type ReplayProgress, type ReplayResult, type ReplayTask } from './replay-messages.js';
 
 const PROGRESS_EVERY = 20_000;
+const FEED_BATCH = 10_000;
 
 const task = workerData as ReplayTask;
 const store = openEventStore(task.config);
@@ -29,7 +32,17 @@ try {
     reported = read;
     parentPort!.postMessage({ read } satisfies ReplayProgress);
   };
-  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, takes, onRead);
+  // The change feed's entries of this worker's institutions, in batches (this thread's parent writes them as they come).
+  let feed: FeedEntry[] = [];
+  const sendFeed = () => {
+    if (feed.length > 0) parentPort!.postMessage({ feed } satisfies ReplayFeed);
+    feed = [];
+  };
+  const onFeed = (entry: FeedEntry) => {
+    if (feed.push(entry) >= FEED_BATCH) sendFeed();
+  };
+  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, { takes, onRead, feed: onFeed });
+  sendFeed();
   const { buffers, snapshot } = packSnapshot(encodeSnapshot(model.byKind(), model.savedTables()));
   const result: ReplayResult = { position, applied, snapshot, buffers };
   parentPort!.postMessage(result, buffers);

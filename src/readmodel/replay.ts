@@ -4,6 +4,7 @@
  * it meanwhile). No writes: the caller persists the result.
  */
 import { comparePositions, type EventStore, type Position } from '../eventstore/port.js';
+import type { FeedEntry } from './change-feed.js';
 import type { EventFolder } from './folder.js';
 import type { ReadModel } from './model.js';
 
@@ -22,16 +23,23 @@ export interface Replayed {
   applied: number;
 }
 
-/** Fold the events after `from` up to `head` and no further (of the institutions `takes` accepts, if given), then build the tables. */
+export interface ReplayOptions {
+  /** Fold only the events of the institutions this accepts. */
+  takes?: (institution: string) => boolean;
+  /** Told the events read so far, after each batch. */
+  onRead?: (read: number) => void;
+  /** Told of each change feed entry. */
+  feed?: (entry: FeedEntry) => void;
+}
+
+/** Fold the events after `from` up to `head` and no further, then build the tables. */
 export async function replayLog(
   store: EventStore,
   model: ReadModel,
   folder: EventFolder,
   from: Position,
   head: Position,
-  takes?: (institution: string) => boolean,
-  /** Told the events read so far, after each batch. */
-  onRead?: (read: number) => void,
+  { takes, onRead, feed }: ReplayOptions = {},
 ): Promise<Replayed> {
   let position = from;
   let applied = 0;
@@ -46,7 +54,7 @@ export async function replayLog(
     if (events.length === 0) break;
     read += events.length;
     onRead?.(read);
-    const folded = folder.fold(events, position, undefined, takes);
+    const folded = folder.fold(events, position, { takes, feed });
     if (!folded) continue;
     applied += folded.applied;
     position = folded.last;

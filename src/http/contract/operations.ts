@@ -102,9 +102,21 @@ export function writeOperation(kind: 'bulk-create' | 'assign' | 'unassign') {
   };
 }
 
+/** The OpenAPI parts of the change feed's route. */
+export const CHANGES_OPERATION = {
+  operationId: 'listChanges',
+  summary: 'The institution\'s changes in log order, after a cursor',
+  description:
+    'Each event that changed a record of the institution, oldest first: sync what changed since the last run by passing the last next_cursor as after=. No gap and no repeat across pages, also while events are appended; a cursor is a position in the log, valid across restarts, rebuilds and replicas.',
+  tags: ['changes'],
+  security: SECURITY,
+  response: { 200: json('A page of changes.', records.changesPage), ...errors(400, 401, 405, 429, 503) },
+};
+
 /** The tags, in the order the document lists them. */
 export const TAGS = [
   ...Object.values(RESOURCES).map(({ tag, description }) => ({ name: tag, description })),
+  { name: 'changes', description: 'What changed, in log order: the change feed for incremental sync.' },
   { name: 'operations', description: 'Health, readiness and metrics for operators (no key).' },
 ];
 

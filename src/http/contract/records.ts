@@ -7,6 +7,8 @@
  * an id: it becomes a component of the document.
  */
 import { z } from 'zod';
+import { eventSchemas, type EventType } from '../../events/catalog.js';
+import { feedResources } from '../../events/subjects.js';
 
 const uuid = z.string().meta({ format: 'uuid' });
 const timestamp = z.string().meta({ format: 'date-time', description: 'RFC 3339, UTC' });
@@ -279,3 +281,21 @@ export const detail = z.object({ detail: z.string() }).meta({ id: 'Detail' });
 export const bulkCreated = z.object({ count: integer, results: z.array(site) }).meta({ id: 'SitesCreated' });
 export const assigned = z.object({ assigned: integer, already_assigned: integer }).meta({ id: 'UsersAssigned' });
 export const unassigned = z.object({ unassigned: integer, not_assigned: integer }).meta({ id: 'UsersUnassigned' });
+
+/** One entry of the change feed. */
+export const change = z
+  .object({
+    cursor: z.string().meta({ description: 'Opaque: pass it as after= to read on from this entry' }),
+    type: z.enum(Object.keys(eventSchemas) as [EventType, ...EventType[]]).meta({ description: 'The event type (DESIGN.md\'s catalog)' }),
+    resource: z.enum(feedResources).meta({ description: 'The path name of the resource the record is of (institutions and custom-fields have no route: their changes show in the records that nest them)' }),
+    id: uuid.meta({ description: 'The record the event is about (the site for an assignment, the reservation for HoursLogged)' }),
+    occurred_at: timestamp,
+  })
+  .meta({ id: 'Change' });
+
+export const changesPage = z
+  .object({
+    results: z.array(change),
+    next_cursor: z.string().nullable().meta({ description: 'The last result\'s cursor, or the after= given when nothing is new (null: nothing yet, from the start)' }),
+  })
+  .meta({ id: 'ChangesPage' });
