@@ -108,4 +108,12 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'list by title', url: '/api/sites/?title=main+warehouse' },
     { name: 'list by member', url: `/api/sites/?user.id=${USER}` },
   ],
+  changes: [
+    { name: 'from the beginning, 5', url: '/api/changes/?limit=5' },
+    { name: 'after a cursor', url: '/api/changes/?after=MjAuMjA&limit=5' },
+    { name: 'harbor, 3', url: '/api/changes/?limit=3', as: 'harbor' },
+    { name: 'past the end', url: '/api/changes/?after=OTAwMDAwLjkwMDAwMA' },
+    { name: 'invalid cursor', url: '/api/changes/?after=zzz' },
+    { name: 'limit over 1000', url: '/api/changes/?limit=1001' },
+  ],
 };
