@@ -8,6 +8,8 @@ import type { Kind, Records } from './records.js';
 
 export interface ReadView {
   get<K extends Kind>(kind: K, id: string): Records[K] | undefined;
+  /** The ids of a shift's reservations (those of other institutions included: `get` leaves them out). */
+  reservationsOf(shiftId: string): Iterable<string>;
 }
 
 export type Change = { [K in Kind]: { kind: K; id: string; record: Records[K] | null } }[Kind];

@@ -73,6 +73,9 @@ export interface ReservationRecord {
   readonly id: string;
   readonly institution_id: string;
   readonly shift_id: string;
+  /** The shift's, as it is now (what reservation searches filter and sort on): its opportunity never changes, its start may. */
+  readonly opportunity_id: string;
+  readonly shift_start_at: number;
   readonly user_id: string;
   readonly status: 1 | 6;
   readonly logged_hours: number;

@@ -16,6 +16,7 @@ const valid: Record<ParamDef<unknown>['type'], string> = {
   date: '2026-09-01',
   time: '09:30:00.5',
   integer: '4',
+  number: '2.75',
   choice: '1',
   boolean: 'true',
 };
@@ -27,6 +28,7 @@ const invalid: Record<ParamDef<unknown>['type'], [string, (sent: string) => stri
   date: ['01/09/2026', (p) => `Invalid date format for ${p}.`],
   time: ['9.30', (p) => `Invalid time format for ${p}.`],
   integer: ['four', (p) => `Invalid integer value for ${p}.`],
+  number: ['2,5', (p) => `Invalid number value for ${p}.`],
   choice: ['7', (p) => `Invalid value for ${p}.`],
   boolean: ['maybe', (p) => `Invalid boolean value for ${p}.`],
 };

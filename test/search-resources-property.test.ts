@@ -10,8 +10,18 @@
 import fc from 'fast-check';
 import t, { type Test } from 'tap';
 import { blankProfile } from '../projections/profiles.js';
-import { put } from '../projections/projection.js';
-import type { FormSubmissionRecord, Kind, ProfileRecord, Records, SequenceRecord, SiteRecord, UserSequenceRecord } from '../projections/records.js';
+import { type Change, put } from '../projections/projection.js';
+import type {
+  FormSubmissionRecord,
+  Kind,
+  OpportunityRecord,
+  ProfileRecord,
+  Records,
+  ReservationRecord,
+  SequenceRecord,
+  SiteRecord,
+  UserSequenceRecord,
+} from '../projections/records.js';
 import { search, thresholds } from '../src/query/engine.js';
 import type { ResourceDef } from '../src/query/resource.js';
 import { searchSchema } from '../src/query/schema.js';
@@ -246,6 +256,88 @@ const siteConditions: Condition<SiteRecord>[] = [
   { keys: ['user.id'], ranged: false, values: textIs([USERS[1]!.id, USERS[2]!.id.toUpperCase()], (s) => s.user_ids) },
 ];
 
+/** The opportunities reservations refer to (category.id is read through them): two categories, and one opportunity of another institution. */
+const OPPORTUNITIES: OpportunityRecord[] = [0, 1, 2].map((i) => ({
+  id: idOf(7000 + i),
+  institution_id: i === 2 ? OTHER : INSTITUTION,
+  category_id: idOf(7100 + (i % 2)),
+  title: 'O',
+  description: '',
+  status: 1,
+  created_at: createdAt([0, 0]),
+  updated_at: createdAt([0, 0]),
+}));
+const HOURS = [0, 1.5, 2, 2.25, 8];
+
+const reservationArb = fc.record({
+  user: fc.integer({ min: 0, max: 2 }),
+  shift: fc.integer({ min: 0, max: 3 }),
+  opportunity: fc.integer({ min: 0, max: 2 }),
+  start: fc.tuple(fc.integer({ min: -1, max: 3 }), fc.integer({ min: 0, max: 3 })),
+  hours: fc.constantFrom(...HOURS),
+  created,
+  other: fc.boolean(),
+});
+
+function reservationOf(seed: typeof reservationArb extends fc.Arbitrary<infer T> ? T : never, i: number): ReservationRecord {
+  return {
+    id: idOf(6000 + i),
+    institution_id: seed.other && i % 3 === 0 ? OTHER : INSTITUTION,
+    shift_id: idOf(6500 + seed.shift),
+    opportunity_id: OPPORTUNITIES[seed.opportunity]!.id,
+    shift_start_at: createdAt(seed.start),
+    user_id: USERS[seed.user]!.id,
+    status: seed.hours > 0 ? 6 : 1,
+    logged_hours: seed.hours,
+    arrival_time: null,
+    departure_time: null,
+    hours_approved_by: null,
+    created_at: createdAt(seed.created),
+    updated_at: updatedAt(seed.created, i),
+  };
+}
+
+const startIs = fc.tuple(fc.integer({ min: -1, max: 4 }), fc.integer({ min: 0, max: 4 })).map(([day, half]) => {
+  const v = (BASE_DAY + day) * MICROS_PER_DAY + half * 30 * MINUTE;
+  return { text: new Date(v / 1000).toISOString().replace('.000Z', 'Z'), test: (r: ReservationRecord, op: Op) => compare(r.shift_start_at, op, v) };
+});
+
+const reservationConditions: Condition<ReservationRecord>[] = [
+  { keys: ['id'], ranged: false, values: textIs([idOf(6000), idOf(6003).toUpperCase(), idOf(5)], (r) => r.id) },
+  { keys: ['user.id', 'user_id'], ranged: false, values: textIs([USERS[0]!.id, USERS[2]!.id.toUpperCase(), idOf(5)], (r) => r.user_id) },
+  { keys: ['shift.id', 'shift_id'], ranged: false, values: textIs([idOf(6500), idOf(6502).toUpperCase(), idOf(5)], (r) => r.shift_id) },
+  { keys: ['opportunity.id', 'opportunity_id'], ranged: false, values: textIs([idOf(7000), idOf(7002)], (r) => r.opportunity_id) },
+  {
+    keys: ['category.id', 'category_id'],
+    ranged: false,
+    // Through the opportunity, of the institution only (the other institution's opportunity holds category 7100 too).
+    values: textIs([idOf(7100), idOf(7101).toUpperCase()], (r) => {
+      const opportunity = OPPORTUNITIES.find((o) => o.id === r.opportunity_id && o.institution_id === INSTITUTION);
+      return opportunity?.category_id;
+    }),
+  },
+  {
+    keys: ['status'],
+    ranged: false,
+    values: fc.constantFrom(1, 6).map((v) => ({ text: String(v), test: (r: ReservationRecord) => r.status === v })),
+  },
+  { keys: ['created_at'], ranged: true, values: createdAtIs<ReservationRecord>() },
+  { keys: ['shift_start_at'], ranged: true, values: startIs },
+  {
+    keys: ['shift_date'],
+    ranged: true,
+    values: fc.integer({ min: BASE_DAY - 1, max: BASE_DAY + 4 }).map((d) => ({
+      text: formatDate(d),
+      test: (r: ReservationRecord, op: Op) => compare(Math.floor(r.shift_start_at / MICROS_PER_DAY), op, d),
+    })),
+  },
+  {
+    keys: ['logged_hours'],
+    ranged: true,
+    values: fc.constantFrom(0, 1.5, 2, 2.5, 8).map((v) => ({ text: String(v), test: (r: ReservationRecord, op: Op) => compare(r.logged_hours, op, v) })),
+  },
+];
+
 // ── The property, for any resource ──────────────────────────────────────────
 
 interface Case<K extends Kind> {
@@ -254,6 +346,10 @@ interface Case<K extends Kind> {
   readonly conditions: readonly Condition<Records[K]>[];
   /** Extra filters the model applies on its own (form submissions' question pairs). */
   readonly extra?: fc.Arbitrary<{ raw: Record<string, string>; test: (r: Records[K]) => boolean }>;
+  /** What an ordering sorts by before created_at, where it is not updated_at (by its name without the -). */
+  readonly sortedBy?: Readonly<Record<string, (r: Records[K]) => number>>;
+  /** Records of other kinds the searched ones refer to. */
+  readonly related?: readonly Change[];
 }
 
 function property<K extends Kind>(t: Test, theCase: Case<K>): void {
@@ -269,7 +365,7 @@ function property<K extends Kind>(t: Test, theCase: Case<K>): void {
   }
 }
 
-function compareWithModel<K extends Kind>(t: Test, { def, records, conditions: own, extra }: Case<K>, regime: string): void {
+function compareWithModel<K extends Kind>(t: Test, { def, records, conditions: own, extra, sortedBy, related }: Case<K>, regime: string): void {
   const schema = searchSchema(def);
   // Every resource here takes updated_at (sync).
   const conditions: readonly Condition<Records[K]>[] = [...own, { keys: ['updated_at'], ranged: true, values: updatedAtIs<Records[K]>() }];
@@ -293,6 +389,7 @@ function compareWithModel<K extends Kind>(t: Test, { def, records, conditions: o
     fc.property(records, fc.array(query, { minLength: 4, maxLength: 4 }), (list, queries) => {
       const model = new ReadModel(tableDefs);
       if (def.kind !== 'profile') for (const u of USERS) model.apply(put('profile', u));
+      for (const change of related ?? []) model.apply(change);
       for (const r of list) model.apply(put(def.kind, r) as never);
       model.flush();
       const table = model.table(def.kind, INSTITUTION);
@@ -317,8 +414,10 @@ function compareWithModel<K extends Kind>(t: Test, { def, records, conditions: o
         const matching = visible.filter((r) => tests.every((test) => test(r)));
         // By updated_at when asked, ties (and otherwise) by created_at, then id; a leading - reverses it all.
         const byUpdated = q.ordering?.endsWith('updated_at') ?? false;
+        const first = q.ordering === undefined ? undefined : sortedBy?.[q.ordering.replace(/^-/, '')];
         const sorted = [...matching].sort(
-          (a, b) => (byUpdated ? a.updated_at - b.updated_at : 0) || a.created_at - b.created_at || (a.id < b.id ? -1 : 1),
+          (a, b) =>
+            (byUpdated ? a.updated_at - b.updated_at : 0) || (first ? first(a) - first(b) : 0) || a.created_at - b.created_at || (a.id < b.id ? -1 : 1),
         );
         if (q.ordering?.startsWith('-')) sorted.reverse();
         const expected = sorted.slice(offset, offset + parsed.limit).map((r) => r.id);
@@ -366,4 +465,13 @@ t.test('user sequences search', async (t) =>
 );
 t.test('sites list filters', async (t) =>
   property(t, { def: resources.sites, records: records(siteArb, siteOf), conditions: siteConditions }),
+);
+t.test('reservations search', async (t) =>
+  property(t, {
+    def: resources.reservations,
+    records: records(reservationArb, reservationOf),
+    conditions: reservationConditions,
+    sortedBy: { shift_start_at: (r) => r.shift_start_at, logged_hours: (r) => r.logged_hours },
+    related: OPPORTUNITIES.map((o) => put('opportunity', o)),
+  }),
 );

@@ -285,6 +285,8 @@ t.test('random requests of every endpoint with one key never show another instit
         return fc.constantFrom(...stamps).map((s) => s.slice(11, 16));
       case 'integer':
         return fc.integer({ min: 0, max: 12 }).map(String);
+      case 'number':
+        return fc.integer({ min: 0, max: 24 }).map((n) => String(n / 2));
       case 'choice':
         return fc.constantFrom(...param.choices.map(String));
       case 'boolean':

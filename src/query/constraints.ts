@@ -1,7 +1,8 @@
 /**
  * A query's filters as constraints on a table's columns: half-open ranges
  * of integers on numeric columns (microseconds, days scaled to
- * microseconds, spots, times of day, 0/1 for booleans), sets of codes on
+ * microseconds, spots, times of day, 0/1 for booleans) or of doubles
+ * (logged hours), sets of codes on
  * symbol columns (a text in lower case, an id, the ids a relation filter
  * found), and tests of rows for values a record holds several of. Several
  * filters on one column are one constraint (their intersection).
@@ -43,9 +44,20 @@ export interface Constraints {
   readonly id: string | undefined;
 }
 
-/** The half-open integer interval [lo, hi) of column values an operator admits. */
+const bits = new Float64Array(1);
+const word = new BigInt64Array(bits.buffer);
+/** The least double greater than x (finite x). */
+function nextUp(x: number): number {
+  if (x === 0) return Number.MIN_VALUE;
+  bits[0] = x;
+  word[0]! += x > 0 ? 1n : -1n;
+  return bits[0]!;
+}
+
+/** The half-open interval [lo, hi) of column values an operator admits (of integers, or of doubles for a number). */
 export function intervalOf(type: RangeParam<unknown>['type'] | 'choice', op: Operator, value: number): [number, number] {
-  const [first, next] = type === 'date' ? [value * MICROS_PER_DAY, (value + 1) * MICROS_PER_DAY] : [value, value + 1];
+  const [first, next] =
+    type === 'date' ? [value * MICROS_PER_DAY, (value + 1) * MICROS_PER_DAY] : type === 'number' ? [value, nextUp(value)] : [value, value + 1];
   switch (op) {
     case 'eq':
       return [first, next];

@@ -71,9 +71,10 @@ export interface RangeParam<R> extends ParamBase {
   /**
    * timestamp: the column holds microseconds; date: the column holds
    * microseconds and the filter takes whole UTC days of it; time: the column
-   * holds microseconds since midnight UTC; integer: a plain number.
+   * holds microseconds since midnight UTC; integer: a whole number;
+   * number: a decimal one.
    */
-  readonly type: 'timestamp' | 'date' | 'time' | 'integer';
+  readonly type: 'timestamp' | 'date' | 'time' | 'integer' | 'number';
   readonly range: boolean;
   /** The table column it filters (any index led by that column serves it). */
   readonly column: string;

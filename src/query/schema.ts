@@ -86,6 +86,8 @@ const BOOLEANS = new Map([
   ['0', false],
 ]);
 
+const DECIMAL = /^[+-]?\d{1,15}(\.\d{1,15})?$/;
+const parseDecimal = (s: string) => (DECIMAL.test(s) ? Number(s) : undefined);
 export const parseInteger = (s: string) => (INTEGER.test(s) ? Number(s) : undefined);
 
 function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | number | boolean> {
@@ -102,6 +104,8 @@ function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | 
       return single(sent, parseTimeOfDay, () => `Invalid time format for ${sent}.`);
     case 'integer':
       return single(sent, parseInteger, () => `Invalid integer value for ${sent}.`);
+    case 'number':
+      return single(sent, parseDecimal, () => `Invalid number value for ${sent}.`);
     case 'choice':
       return single(
         sent,
@@ -279,6 +283,8 @@ function documentationOf<K extends Kind, R extends { id: string }>(
       return { type: 'string', format: 'time', description: `Time of day, HH:MM[:SS[.ffffff]] UTC${compared}${alias}.` };
     case 'integer':
       return { type: 'integer', minimum: -MAX_INTEGER, maximum: MAX_INTEGER, description: `A whole number${compared}${alias}.` };
+    case 'number':
+      return { type: 'number', minimum: -MAX_INTEGER, maximum: MAX_INTEGER, description: `A number, decimals after a point${compared}${alias}.` };
     case 'choice':
       return { type: 'integer', enum: [...param.choices], description: `One of the values${alias}.` };
     case 'boolean':

@@ -54,6 +54,10 @@ class InstitutionView implements ReadView {
     const record = this.model.get(kind, id);
     return record !== undefined && institutionOf(kind, record) === this.institution ? record : undefined;
   }
+
+  reservationsOf(shiftId: string): Iterable<string> {
+    return this.model.reservationsOf(shiftId);
+  }
 }
 
 /**

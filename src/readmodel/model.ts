@@ -47,6 +47,8 @@ export class ReadModel implements JsonView {
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
   private readonly interner = new Interner();
+  /** Shift id → its reservations' ids: made when first asked for, then kept (see reservationsOf). */
+  private reservationsByShift: Map<string, Set<string>> | undefined;
   /** Set while a replay keeps records only (deferTables). */
   private tablesDeferred = false;
 
@@ -104,6 +106,31 @@ export class ReadModel implements JsonView {
     return table as Table<Records[K]> | undefined;
   }
 
+  /**
+   * The ids of a shift's reservations. Made from every reservation when
+   * first asked for (a shift's start moving, which few logs hold), then kept
+   * up to date by every change.
+   */
+  reservationsOf(shiftId: string): Iterable<string> {
+    if (this.reservationsByShift === undefined) {
+      this.reservationsByShift = new Map();
+      for (const reservation of this.maps.reservation.values()) this.noteReservation(reservation.shift_id, reservation.id, true);
+    }
+    return this.reservationsByShift.get(shiftId) ?? [];
+  }
+
+  private noteReservation(shiftId: string, id: string, held: boolean): void {
+    const byShift = this.reservationsByShift!;
+    let ids = byShift.get(shiftId);
+    if (held) {
+      if (!ids) byShift.set(shiftId, (ids = new Set()));
+      ids.add(id);
+    } else if (ids) {
+      ids.delete(id);
+      if (ids.size === 0) byShift.delete(shiftId);
+    }
+  }
+
   /** The live, unrevoked API key with this SHA-256 hash. */
   apiKey(sha256: string): ApiKeyRecord | undefined {
     return this.keysByHash.get(sha256);
@@ -123,6 +150,12 @@ export class ReadModel implements JsonView {
     this.countsOf(institution)[kind] += 1;
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
+    if (kind === 'reservation' && this.reservationsByShift) {
+      const was = before as Records['reservation'] | undefined;
+      const now = record as Records['reservation'] | null;
+      if (was && was.shift_id !== now?.shift_id) this.noteReservation(was.shift_id, id, false);
+      if (now) this.noteReservation(now.shift_id, id, true);
+    }
     if (this.tablesDeferred) return;
 
     const table = this.tableOf(kind, institution);
@@ -197,6 +230,7 @@ export class ReadModel implements JsonView {
   private loadChunk(kind: Kind, records: readonly AnyRecord[]): void {
     const map = this.maps[kind] as Map<string, AnyRecord>;
     for (const record of records) map.set(record.id, record);
+    if (kind === 'reservation') this.reservationsByShift = undefined; // made again when next asked for
     this.revisions[kind] += records.length;
     let institution: string | undefined;
     let counts: Record<Kind, number> | undefined;

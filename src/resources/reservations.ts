@@ -1,9 +1,14 @@
-/** Reservations: list and retrieve, with the reduced shift, the user summary and the opportunity. */
+/**
+ * Reservations: list, retrieve and search (the query behind an hours
+ * report: by volunteer, shift, opportunity, category, when the shift
+ * starts, status and logged hours), with the reduced shift, the user
+ * summary and the opportunity.
+ */
 import type { ReadView } from '../../projections/projection.js';
 import type { OpportunityRecord, ReservationRecord, ShiftRecord } from '../../projections/records.js';
 import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
-import { categoryJson } from './opportunities.js';
+import { categoryJson, opportunities } from './opportunities.js';
 import { json, type JsonView, str, ts } from './json.js';
 import { userSummaryJson } from './users.js';
 
@@ -40,11 +45,49 @@ function reservationJson(r: ReservationRecord, view: JsonView): string {
 export const reservations: ResourceDef<'reservation'> = {
   kind: 'reservation',
   path: 'reservations',
-  // The list takes updated_at (what changed since) and its orderings; no other filter.
-  endpoints: { search: false, retrieve: true, filteredList: true },
-  ...byCreatedAt,
-  orderings: syncOrderings,
-  params: [updatedAtParam],
+  // The list takes every search parameter too (it took updated_at and its orderings before there was a search).
+  endpoints: { search: true, retrieve: true, filteredList: true },
+  columns: {
+    ...byCreatedAt.columns,
+    start: (r) => r.shift_start_at,
+    hours: (r) => r.logged_hours,
+    status: (r) => r.status,
+  },
+  symbols: {
+    user: (r) => r.user_id,
+    shift: (r) => r.shift_id,
+    opportunity: (r) => r.opportunity_id,
+  },
+  indexes: [
+    ...byCreatedAt.indexes,
+    { name: 'start', keys: ['start', 'created'] },
+    { name: 'hours', keys: ['hours', 'created'] },
+    { name: 'status', keys: ['status', 'created'] },
+    { name: 'user', keys: ['user', 'created'] },
+    { name: 'shift', keys: ['shift', 'created'] },
+    { name: 'opportunity', keys: ['opportunity', 'created'] },
+  ],
+  defaultOrdering: byCreatedAt.defaultOrdering,
+  orderings: {
+    ...syncOrderings,
+    shift_start_at: { index: 'start', descending: false },
+    '-shift_start_at': { index: 'start', descending: true },
+    logged_hours: { index: 'hours', descending: false },
+    '-logged_hours': { index: 'hours', descending: true },
+  },
+  params: [
+    { name: 'id', type: 'uuid', primaryKey: true },
+    { name: 'status', type: 'choice', choices: [1, 6], column: 'status' },
+    { name: 'user.id', aliases: ['user_id'], type: 'uuid', symbol: 'user' },
+    { name: 'shift.id', aliases: ['shift_id'], type: 'uuid', symbol: 'shift' },
+    { name: 'opportunity.id', aliases: ['opportunity_id'], type: 'uuid', symbol: 'opportunity' },
+    { name: 'category.id', aliases: ['category_id'], type: 'uuid', through: { symbol: 'opportunity', table: () => opportunities, param: 'category.id' } },
+    { name: 'created_at', type: 'timestamp', range: true, column: 'created' },
+    { name: 'shift_start_at', type: 'timestamp', range: true, column: 'start' },
+    { name: 'shift_date', type: 'date', range: true, column: 'start' },
+    { name: 'logged_hours', type: 'number', range: true, column: 'hours' },
+    updatedAtParam,
+  ],
   json: reservationJson,
   nests: ['shift', 'profile', 'opportunity', 'category'],
 };

@@ -18,11 +18,13 @@ const RESERVATION = '{reservation}';
 const SUBMISSION = '{submission}';
 const SEQUENCE = '{sequence}';
 const SITE = '{site}';
+/** The category of the reservation's opportunity. */
+const RESERVED_CATEGORY = '{reserved-category}';
 /** The user of the first user sequence. */
 const USER = '{user}';
 
 /** Placeholders filled from the data so the cases read as intent, not ids. */
-export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY, PROFILE, RESERVATION, SUBMISSION, SEQUENCE, SITE, USER };
+export const placeholders = { SHIFT, OPPORTUNITY, CATEGORY, PROFILE, RESERVATION, RESERVED_CATEGORY, SUBMISSION, SEQUENCE, SITE, USER };
 
 export const areas: Record<string, SnapshotCase[]> = {
   shifts: [
@@ -74,6 +76,10 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'retrieve, hours logged', url: `/api/reservations/${RESERVATION}/` },
     { name: 'retrieve as another institution', url: `/api/reservations/${RESERVATION}/`, as: 'harbor' },
     { name: 'deep page', url: '/api/reservations/?page=7&limit=10' },
+    { name: 'search by shift date window, by shift start', url: '/api/reservations/search/?shift_date.gte=2026-09-01&shift_date.lt=2026-09-15&ordering=shift_start_at&limit=5' },
+    { name: 'search by category, most hours first', url: `/api/reservations/search/?category.id=${RESERVED_CATEGORY}&ordering=-logged_hours&limit=5` },
+    { name: 'search by logged hours, latest shift first', url: `/api/reservations/search/?logged_hours.gte=1.5&ordering=-shift_start_at&limit=3` },
+    { name: 'search, invalid number', url: '/api/reservations/search/?logged_hours.lt=1,5' },
   ],
   'form-submissions': [
     { name: 'list', url: '/api/form-submissions/?limit=3' },

@@ -2,13 +2,13 @@
 import { DEMO_KEY, HARBOR_KEY, type TestApp } from '../helpers.js';
 import { placeholders, type SnapshotCase } from './cases.js';
 
-/** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category, a profile with custom fields, a reservation with hours. */
+/** Fill the placeholders with ids from the data: the 5th shift, its opportunity and category, a profile with custom fields, a reservation with hours and its category. */
 export async function resolver(app: TestApp): Promise<(url: string) => string> {
   const { body } = await app.get('/api/shifts/?limit=5');
   const shift = body.results[4];
   const profiles = (await app.get('/api/profiles/?limit=100')).body.results as Array<{ id: string; custom_fields: unknown[] }>;
   const profile = profiles.find((p) => p.custom_fields.length > 0)!;
-  const reservations = (await app.get('/api/reservations/?limit=100')).body.results as Array<{ id: string; status: number }>;
+  const reservations = (await app.get('/api/reservations/?limit=100')).body.results as Array<{ id: string; status: number; opportunity: { category: { id: string } } }>;
   const reservation = reservations.find((r) => r.status === 6)!;
   const first = async (path: string) => (await app.get(`/api/${path}/?limit=1`)).body.results[0] as { id: string };
   const submission = await first('form-submissions');
@@ -22,6 +22,7 @@ export async function resolver(app: TestApp): Promise<(url: string) => string> {
       .replaceAll(placeholders.CATEGORY, shift.opportunity.category.id)
       .replaceAll(placeholders.PROFILE, profile.id)
       .replaceAll(placeholders.RESERVATION, reservation.id)
+      .replaceAll(placeholders.RESERVED_CATEGORY, reservation.opportunity.category.id)
       .replaceAll(placeholders.SUBMISSION, submission.id)
       .replaceAll(placeholders.SEQUENCE, sequence.id)
       .replaceAll(placeholders.SITE, site.id)
