@@ -495,6 +495,79 @@ let scale = 1;
   report('random mix p99 / constant p99', `${mixP99} / ${constantP99} ms`, verdict(mixP99 <= 2 * constantP99, '≤ 2×'));
 }
 
+// 5b. Sync: the hours report's query (reservation search) and the change feed, on the largest institution.
+{
+  const key = data.keys[0]!;
+  const rand = mulberry32(Number(values.seed ?? 7) ^ 0x51c);
+  const pickOf = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
+  const spread = (xs: number[]) => {
+    const sorted = [...xs].sort((a, b) => a - b);
+    return { median: median(sorted), p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!, max: sorted[sorted.length - 1]! };
+  };
+  const line = (xs: number[]) => {
+    const { median: m, p99, max } = spread(xs);
+    return `median ${fmt(m, 2)} ms, p99 ${fmt(p99, 2)} ms, max ${fmt(max, 2)} ms`;
+  };
+  // Date windows of a day, a week or a month over the institution's shifts, in every order, at any page.
+  const [first, last] = data.pools[0]!.startDays;
+  const days = Math.round((last - first) / 86_400_000);
+  const windows: string[] = [];
+  for (let i = 0; i < 300; i++) {
+    const width = pickOf([1, 7, 31]);
+    const from = first + Math.floor(rand() * Math.max(1, days - width)) * 86_400_000;
+    const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+    const ordering = pickOf(['', 'shift_start_at', '-shift_start_at', 'logged_hours', '-logged_hours', 'created_at', '-updated_at']);
+    const extra = pickOf(['', '', '&status=6', `&category.id=${pickOf(data.pools[0]!.categories).id}`, '&logged_hours.gte=3']);
+    windows.push(`/api/reservations/search/?shift_date.gte=${day(from)}&shift_date.lt=${day(from + width * 86_400_000)}${extra}${ordering ? `&ordering=${ordering}` : ''}&limit=100`);
+  }
+  const times: number[] = [];
+  let matched = 0;
+  for (const path of windows) {
+    const { count } = (await (await fetch(base + path, { headers: { 'api-key': key } })).json()) as { count: number };
+    matched += count;
+    const page = 1 + Math.floor(rand() * Math.max(1, Math.ceil(count / 100)));
+    const paged = `${path}&page=${page}`;
+    await timed(base, paged, key);
+    times.push((await timed(base, paged, key)).serverMs);
+  }
+  const worst = Math.max(...times);
+  report(
+    'reservation search (hours report: a day, week or month of shift dates, any order and page, largest institution)',
+    `${windows.length} queries, ${fmt(matched / windows.length)} reservations matched on average; server ${line(times)}`,
+    verdict(worst <= 5 * scale, `max ≤ ${fmt(5 * scale, 1)} ms (5 ms at 30 µs)`),
+  );
+
+  // The change feed: the whole of it a thousand at a time, then pages of 100 after cursors met on the way.
+  const walkStarted = performance.now();
+  const pageTimes: number[] = [];
+  const cursors: string[] = [];
+  let entries = 0;
+  let cursor: string | null = null;
+  for (;;) {
+    const path = `/api/changes/?limit=1000${cursor ? `&after=${cursor}` : ''}`;
+    const t0 = performance.now();
+    const res = await fetch(base + path, { headers: { 'api-key': key } });
+    const body = (await res.json()) as { results: Array<{ cursor: string }>; next_cursor: string | null };
+    pageTimes.push(performance.now() - t0);
+    if (body.results.length === 0) break;
+    entries += body.results.length;
+    for (let i = 0; i < body.results.length; i += 97) cursors.push(body.results[i]!.cursor);
+    cursor = body.next_cursor;
+  }
+  const walkSeconds = (performance.now() - walkStarted) / 1000;
+  report(
+    'change feed: the largest institution\'s whole feed, 1,000 a page',
+    `${fmt(entries)} changes in ${fmt(walkSeconds, 2)} s = ${fmt(entries / walkSeconds)} changes/s; a page with the client ${line(pageTimes)}`,
+  );
+  const feedTimes: number[] = [];
+  for (let i = 0; i < 300; i++) {
+    const path = `/api/changes/?limit=100&after=${pickOf(cursors)}`;
+    await timed(base, path, key);
+    feedTimes.push((await timed(base, path, key)).serverMs);
+  }
+  report('change feed: a page of 100 after a random cursor', `server ${line(feedTimes)}`, verdict(Math.max(...feedTimes) <= 5 * scale, `max ≤ ${fmt(5 * scale, 1)} ms`));
+}
+
 // 6. The mix again while another process appends events to the log.
 if (LIVE > 0) {
   // Appended as a writer service would: validated events straight to their streams.

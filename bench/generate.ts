@@ -24,8 +24,8 @@ export interface InstitutionPools {
   readonly opportunities: ReadonlyArray<{ id: string; title: string; description: string }>;
   readonly shiftTitles: readonly string[];
   readonly shiftDescriptions: readonly string[];
-  /** A sample of shift, profile, submission, sequence, user-sequence and site ids. */
-  readonly ids: Readonly<Record<'shift' | 'profile' | 'submission' | 'sequence' | 'usersequence' | 'site', readonly string[]>>;
+  /** A sample of shift, reservation, profile, submission, sequence, user-sequence and site ids. */
+  readonly ids: Readonly<Record<'shift' | 'reservation' | 'profile' | 'submission' | 'sequence' | 'usersequence' | 'site', readonly string[]>>;
   readonly profiles: ReadonlyArray<{ first: string; last: string; email: string; phone: string }>;
   readonly tags: readonly string[];
   readonly forms: ReadonlyArray<{ id: string; title: string }>;
@@ -211,6 +211,8 @@ export function generate(shifts: number, institutions: number, seed = 42): Bench
     const slotOf = zipf(rand, 32, 0.6);
     const shiftIds: string[] = [];
     let reservations = 0;
+    /** Every 200th reservation kept (not cancelled): ids the random mix asks for. */
+    const reservationIds: string[] = [];
     let withHours = 0;
     let firstShift = '';
     const sampleEvery = Math.max(1, Math.floor(count / 500));
@@ -250,6 +252,7 @@ export function generate(shifts: number, institutions: number, seed = 42): Bench
         if (roll < 0.1) emit('ReservationCancelled', { ...base, occurred_at: at(3), reservation_id });
         else {
           reservations++;
+          if (reservations % 200 === 1) reservationIds.push(reservation_id);
           if (roll < 0.6) {
             withHours++;
             const hours = 1 + (s % 6);
@@ -343,6 +346,7 @@ export function generate(shifts: number, institutions: number, seed = 42): Bench
       shiftDescriptions: DESCRIPTIONS,
       ids: {
         shift: shiftIds,
+        reservation: reservationIds,
         profile: sample(profiles.map((p) => p.id), 200),
         submission: submissions,
         sequence: sequences.map((s) => s.id),

@@ -35,7 +35,7 @@ const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 function kindOf(param: AnyParam, suffix: string): string {
   if (param.type === 'uuid' && param.primaryKey) return 'id';
   if (param.name.includes('.') && !param.name.startsWith('question') && param.type !== 'uuid') return 'relation-text';
-  if (param.name.includes('.') && param.type === 'uuid') return param.name === 'opportunity.id' || param.name === 'user.id' ? 'code' : 'relation-id';
+  if (param.name.includes('.') && param.type === 'uuid') return 'through' in param && param.through ? 'relation-id' : 'code';
   if (param.type === 'text') return 'text';
   if (param.type === 'boolean' || param.type === 'choice') return 'code';
   return suffix === '' ? 'range-exact' : 'range';
@@ -77,6 +77,7 @@ export function randomQueries(data: Pick<BenchData, 'keys' | 'pools'>, n: number
       case 'user-sequences updated_at':
       case 'reservations updated_at':
       case 'sites updated_at':
+      case 'reservations created_at':
       case 'shifts created_at':
       case 'opportunities created_at':
       case 'profiles created_at':
@@ -89,15 +90,28 @@ export function randomQueries(data: Pick<BenchData, 'keys' | 'pools'>, n: number
       case 'sequences created_date':
         return dateOf(c0 + Math.floor(rand() * (c1 - c0 + DAY)));
       case 'shifts shift_date':
+      case 'reservations shift_date':
         return dateOf(d0 + int(-3, (d1 - d0) / DAY + 3) * DAY);
       case 'shifts shift_start_at':
       case 'shifts shift_end_at':
+      case 'reservations shift_start_at':
         return rand() < 0.5 ? `${dateOf(d0 + int(0, (d1 - d0) / DAY) * DAY)}T${time()}:00Z` : timestamp(d0, d1 + DAY);
       case 'shifts shift_start_time':
       case 'shifts shift_end_time':
         return time();
       case 'shifts spots':
         return String(int(0, 22));
+      case 'reservations id':
+        return ids('reservation');
+      case 'reservations status':
+        return pick(['1', '6']);
+      case 'reservations user.id':
+        return ids('profile');
+      case 'reservations shift.id':
+        return ids('shift');
+      case 'reservations logged_hours':
+        return pick(['0', '1', '2', '2.5', '3', '4', '5', '6']);
+      case 'reservations opportunity.id':
       case 'shifts opportunity.id':
         return miss() ? unknownId() : pick(pools.opportunities).id;
       case 'shifts opportunity.title':
@@ -106,6 +120,7 @@ export function randomQueries(data: Pick<BenchData, 'keys' | 'pools'>, n: number
       case 'opportunities description':
         return shown(pools.opportunities.map((o) => o.description));
       case 'shifts category.id':
+      case 'reservations category.id':
       case 'opportunities category.id':
         return miss() ? unknownId() : pick(pools.categories).id;
       case 'shifts category.title':
@@ -175,7 +190,7 @@ export function randomQueries(data: Pick<BenchData, 'keys' | 'pools'>, n: number
     const from = valueOf(path, param, pools);
     if (param.type === 'date') return [from, dateOf(Date.parse(from) + int(1, 60) * DAY)];
     if (param.type === 'time') return [from, `${pad(Math.min(23, Number(from.slice(0, 2)) + int(1, 4)))}${from.slice(2)}`];
-    if (param.type === 'integer') return [from, String(Number(from) + int(1, 5))];
+    if (param.type === 'integer' || param.type === 'number') return [from, String(Number(from) + int(1, 5))];
     const start = Date.parse(from.length === 10 ? `${from}T00:00:00Z` : from);
     return [from, new Date(start + int(1, 45) * DAY + int(0, 23) * 3_600_000).toISOString()];
   };
