@@ -23,16 +23,22 @@ function sink(isTTY: boolean) {
   return { stream, text: () => text };
 }
 
-t.test('not on a terminal: a plain line for each update due, with the rate and time left', async (t) => {
+t.test('not on a terminal: a plain line for each update due, with the rate and time left once a phase has run a second', async (t) => {
   const out = sink(false);
-  const progress = progressPrinter('import demo.ndjson', out.stream, 0);
+  let now = 0;
+  const progress = progressPrinter('import demo.ndjson', out.stream, 0, () => now);
+  now = 2000;
   progress.update({ phase: 'reading', done: 10_000 });
+  now = 2010;
   progress.update({ phase: 'appending', done: 20_000, total: 80_000 });
+  now = 4010;
+  progress.update({ phase: 'appending', done: 40_000, total: 80_000 });
   progress.done();
   const lines = out.text().split('\n').filter(Boolean);
-  t.equal(lines.length, 2);
-  t.match(lines[0], /^import demo\.ndjson: reading 10,000 \([\d,]+\/s\)$/);
-  t.match(lines[1], /^import demo\.ndjson: appending 20,000 of 80,000 \([\d,]+\/s, about [\d,]+ s left\)$/);
+  t.equal(lines.length, 3);
+  t.equal(lines[0], 'import demo.ndjson: reading 10,000', 'no rate at a phase\'s start');
+  t.equal(lines[1], 'import demo.ndjson: appending 20,000 of 80,000', 'nor 10 ms into it');
+  t.equal(lines[2], 'import demo.ndjson: appending 40,000 of 80,000 (20,000/s, about 2 s left)');
 });
 
 t.test('on a terminal: one line rewritten in place, ended once done', async (t) => {
@@ -41,7 +47,7 @@ t.test('on a terminal: one line rewritten in place, ended once done', async (t) 
   progress.update({ phase: 'replaying', done: 1, total: 4 });
   progress.update({ phase: 'replaying', done: 2, total: 4 });
   progress.done();
-  t.match(out.text(), /^\rrebuild: replaying 1 of 4 .*\u001b\[K\rrebuild: replaying 2 of 4 .*\u001b\[K\n$/);
+  t.match(out.text(), /^\rrebuild: replaying 1 of 4.*\u001b\[K\rrebuild: replaying 2 of 4.*\u001b\[K\n$/);
 });
 
 t.test('an import tells how far it is: lines checked against the log, events appended of the total', async (t) => {

@@ -12,15 +12,22 @@ export interface Progress {
 
 const number = (n: number) => Math.round(n).toLocaleString('en-US');
 
-export function progressPrinter(label: string, stream: NodeJS.WriteStream = process.stderr, everyMs = stream.isTTY ? 200 : 3000) {
+export function progressPrinter(
+  label: string,
+  stream: NodeJS.WriteStream = process.stderr,
+  everyMs = stream.isTTY ? 200 : 3000,
+  clock: () => number = () => performance.now(),
+) {
   let phase = '';
-  let phaseStarted = performance.now();
+  let phaseStarted = clock();
   let printed = 0;
   let shown = false;
   const line = ({ phase: now, done, total }: Progress) => {
-    const seconds = (performance.now() - phaseStarted) / 1000;
-    const rate = seconds > 0 ? done / seconds : 0;
+    const seconds = (clock() - phaseStarted) / 1000;
     const of = total === undefined ? '' : ` of ${number(total)}`;
+    // A rate over less than a second of a phase says nothing (the first batch may be done before the phase is seen).
+    if (seconds < 1) return `${label}: ${now} ${number(done)}${of}`;
+    const rate = done / seconds;
     const left = total !== undefined && rate > 0 ? `, about ${number((total - done) / rate)} s left` : '';
     return `${label}: ${now} ${number(done)}${of} (${number(rate)}/s${left})`;
   };
@@ -28,9 +35,9 @@ export function progressPrinter(label: string, stream: NodeJS.WriteStream = proc
     update(progress: Progress): void {
       if (progress.phase !== phase) {
         phase = progress.phase;
-        phaseStarted = performance.now();
+        phaseStarted = clock();
       }
-      const now = performance.now();
+      const now = clock();
       if (now - printed < everyMs) return;
       printed = now;
       if (stream.isTTY) stream.write(`\r${line(progress)}\u001b[K`);
