@@ -15,13 +15,21 @@
  * points to (a reservation counts in its shift's spots and its volunteer's
  * hours): those are found in the copy by their ids and fetched again too.
  * An institution's change (its share URLs) and a custom field's (profiles
- * show their names) fetch their whole resource again.
+ * show their names) fetch every record of those resources again.
+ *
+ * Records are fetched one by one, never by listing a resource again: pages
+ * of a list read while records are deleted can skip one (the rows after a
+ * deleted one move up a place), and nothing in the feed would bring it
+ * back. One request per record is slow where a change shows in many (a
+ * category renamed in a large institution's shifts); such a client would
+ * rather copy the lists again from scratch, then follow the feed from a
+ * cursor taken before it started.
  */
 
 /** Where a record is fetched as lists show it: the search by id, or (sites) the retrieve. */
 const SEARCHED = ['shifts', 'opportunities', 'profiles', 'reservations', 'form-submissions', 'sequences', 'user-sequences'];
 const RESOURCES = [...SEARCHED, 'sites'];
-/** Resources without a route whose change shows everywhere in others: those are fetched whole again. */
+/** Resources without a route whose change shows in every record of others: those are fetched again. */
 const WHOLE = { institutions: ['shifts', 'opportunities'], 'custom-fields': ['profiles'] };
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
@@ -47,17 +55,6 @@ export function emptyCopy() {
   return { cursor: null, records: Object.fromEntries(RESOURCES.map((r) => [r, {}])) };
 }
 
-/** Every record of a resource, page by page. */
-async function listAll(get, resource) {
-  const all = [];
-  for (let page = 1; ; page++) {
-    const body = await get(`/api/${resource}/?limit=100&page=${page}`);
-    if (!body) return all;
-    all.push(...body.results);
-    if (body.next === null) return all;
-  }
-}
-
 /** One record as the lists show it, or undefined when it is gone (or not listed: a removed shift). */
 async function fetchRecord(get, resource, id) {
   if (resource === 'sites') return get(`/api/sites/${id}/`);
@@ -70,26 +67,13 @@ function resourceOf(copy, id) {
   return RESOURCES.find((resource) => id in copy.records[resource]);
 }
 
-/** More records of one resource than this to fetch again: its whole list is fetched instead (a page holds 100). */
-const WHOLE_FROM = 30;
-
 /** Fetch these records again, and put them in the copy (or take them out). */
 async function refresh(get, copy, wanted) {
-  const byResource = new Map();
   for (const key of wanted) {
     const [resource, id] = key.split(' ');
-    byResource.set(resource, [...(byResource.get(resource) ?? []), id]);
-  }
-  for (const [resource, ids] of byResource) {
-    if (ids.length > WHOLE_FROM) {
-      copy.records[resource] = Object.fromEntries((await listAll(get, resource)).map((r) => [r.id, r]));
-      continue;
-    }
-    for (const id of ids) {
-      const record = await fetchRecord(get, resource, id);
-      if (record) copy.records[resource][id] = record;
-      else delete copy.records[resource][id];
-    }
+    const record = await fetchRecord(get, resource, id);
+    if (record) copy.records[resource][id] = record;
+    else delete copy.records[resource][id];
   }
 }
 
@@ -111,11 +95,9 @@ export async function syncOnce(get, copy, pageSize = 1000) {
       if (change.resource in WHOLE) for (const resource of WHOLE[change.resource]) whole.add(resource);
       else changed.add(`${change.resource} ${change.id}`);
     }
-    for (const resource of whole) {
-      copy.records[resource] = Object.fromEntries((await listAll(get, resource)).map((r) => [r.id, r]));
-    }
     // What the changed records point to (their figures count them) before the change, then themselves.
     const wanted = new Set();
+    for (const resource of whole) for (const id of Object.keys(copy.records[resource])) wanted.add(`${resource} ${id}`);
     const pointedFrom = (record) => {
       for (const id of JSON.stringify(record ?? null).match(UUID) ?? []) {
         const resource = resourceOf(copy, id);

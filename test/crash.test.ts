@@ -3,8 +3,8 @@
  * while another process imports into the same DATA_DIR, while sites POSTs
  * are answered, during a rebuild, during the journal fold at start-up —
  * then started again. Every write that was answered 2xx is there, and every
- * page of every list, for both institutions, is byte for byte what a fresh
- * rebuild of a copy of the log answers.
+ * page of every list and of the change feed, for both institutions, is
+ * byte for byte what a fresh rebuild of a copy of the log answers.
  *
  * CRASH_ROUNDS (5 in CI; `CRASH_ROUNDS=50 npx tap test/crash.test.ts` is the
  * long form) and CRASH_SEED (random when unset, printed) choose the rounds.
@@ -92,7 +92,7 @@ async function stop(p: Process): Promise<void> {
   if (code !== 0) throw new Error(`serve exited with ${code} on SIGTERM:\n${p.lines.join('\n')}`);
 }
 
-/** Every page of every list, for both institutions. */
+/** Every page of every list, and the whole change feed, for both institutions. */
 async function everyList(base: string): Promise<string[]> {
   const out: string[] = [];
   for (const key of KEYS) {
@@ -103,6 +103,15 @@ async function everyList(base: string): Promise<string[]> {
         out.push(`${list} ${page} ${res.status} ${text}`);
         if (res.status !== 200 || JSON.parse(text).next === null) break;
       }
+    }
+    // No change lost or repeated by a crash: the feed, cursors and all.
+    for (let after = ''; ; ) {
+      const res = await fetch(`${base}/api/changes/?limit=1000${after}`, { headers: { 'api-key': key } });
+      const text = await res.text();
+      out.push(`changes ${after} ${res.status} ${text}`);
+      const body = JSON.parse(text) as { results: unknown[]; next_cursor: string };
+      if (res.status !== 200 || body.results.length === 0) break;
+      after = `&after=${body.next_cursor}`;
     }
   }
   return out;

@@ -11,6 +11,7 @@
  */
 import type { EventType } from '../events/catalog.js';
 import { type FeedResource, resourceOfType } from '../events/subjects.js';
+import { formatTimestamp } from '../time.js';
 
 export interface FeedEntry {
   readonly institution: string;
@@ -18,9 +19,10 @@ export interface FeedEntry {
   readonly commit: number;
   readonly prepare: number;
   readonly type: EventType;
-  /** The record the event is about. */
+  /** The record the event is about (a UUID, as the catalog has every id). */
   readonly id: string;
-  readonly occurred_at: string;
+  /** When it occurred, in microseconds. */
+  readonly occurredAt: number;
 }
 
 /** A place in the log, as a cursor points at it. */
@@ -96,7 +98,7 @@ export class ChangeFeed {
       type: entry.type,
       resource: resourceOfType(entry.type)!,
       id: entry.id,
-      occurred_at: entry.occurred_at,
+      occurred_at: formatTimestamp(entry.occurredAt),
     }));
   }
 }

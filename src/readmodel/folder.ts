@@ -133,7 +133,8 @@ export class EventFolder {
         const subject = domain && subjectOf(domain);
         if (domain && subject) {
           const { commit, prepare } = event.position;
-          feed({ institution, commit: Number(commit), prepare: Number(prepare), type: domain.type, id: subject.id, occurred_at: domain.data.occurred_at });
+          const occurredAt = parseEventTimestamp(domain.data.occurred_at) ?? 0;
+          feed({ institution, commit: Number(commit), prepare: Number(prepare), type: domain.type, id: subject.id, occurredAt });
         }
       }
     }

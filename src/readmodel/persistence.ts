@@ -13,9 +13,10 @@
  * - the tables' sorted indexes (and symbol codes) as of the snapshot, so
  *   that a start-up takes them instead of sorting every row again.
  * - the change feed (change-feed.ts): under [institution, commit, prepare]
- *   the event's type, the id of the record it is about and when it
- *   occurred; written with the journal (a snapshot leaves it as it is), and
- *   by a replay as it goes, before its snapshot.
+ *   the id of the record the event is about, when it occurred and its type
+ *   (encoded by feed-codec.ts; institutions by codes, in `feed-institutions`);
+ *   written with the journal (a snapshot leaves it as it is), and by a
+ *   replay as it goes, before its snapshot.
  *
  * Loading reads the tables' symbol codes, the snapshot, its indexes, then
  * the journal over them.
@@ -27,7 +28,7 @@ import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
 import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
-import type { EventType } from '../events/catalog.js';
+import { decodeFeedValue, feedEnd, feedKey, feedPositionOf, feedValue } from './feed-codec.js';
 import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
@@ -58,7 +59,7 @@ function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>): Iterabl
 }
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
-export const READ_MODEL_VERSION = 8;
+export const READ_MODEL_VERSION = 9;
 
 interface Meta {
   checkpoint?: { commit: string; prepare: string };
@@ -67,16 +68,17 @@ interface Meta {
   snapshotRecords?: number;
 }
 
-type FeedKey = [institution: string, commit: number, prepare: number];
-type FeedValue = [type: EventType, id: string, occurred_at: string];
-
 export class ReadModelStore implements FeedStore {
   private root!: RootDatabase;
   private snapshot!: Database<Buffer, [Kind, number]>;
   private tables!: Database<Buffer, [Kind, string]>;
   private journal!: Database<AnyRecord | null, [Kind, string]>;
   private meta!: Database<Meta[keyof Meta], keyof Meta>;
-  private feed!: Database<FeedValue, FeedKey>;
+  private feed!: Database<Buffer, Buffer>;
+  /** Institution id → its code in the feed's keys (1, 2, …; assigned as an institution's first entry is written). */
+  private feedInstitutions!: Database<number, string>;
+  /** The codes known to this process (a code, once written, never changes until the feed is cleared). */
+  private institutionCodes = new Map<string, number>();
 
   private constructor(private readonly path: string) {
     this.openEnv();
@@ -105,7 +107,8 @@ export class ReadModelStore implements FeedStore {
       sharedStructuresKey: Symbol.for('structures'),
     });
     this.meta = this.root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
-    this.feed = this.root.openDB<FeedValue, FeedKey>({ name: 'feed' });
+    this.feed = this.root.openDB<Buffer, Buffer>({ name: 'feed', keyEncoding: 'binary', encoding: 'binary' });
+    this.feedInstitutions = this.root.openDB<number, string>({ name: 'feed-institutions' });
   }
 
   /**
@@ -162,11 +165,13 @@ export class ReadModelStore implements FeedStore {
 
   /** Write a batch of changes to the journal, its change feed entries, and the checkpoint, atomically. */
   async write(changes: Iterable<Change>, feed: readonly FeedEntry[], checkpoint: Position): Promise<void> {
+    const assigned = new Map<string, number>();
     await this.root.transaction(() => {
       for (const { kind, id, record } of changes) this.journal.put([kind, id], record);
-      this.putFeedEntries(feed);
+      this.putFeedEntries(feed, assigned);
       this.putCheckpoint(checkpoint);
     });
+    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
   }
 
   /**
@@ -175,21 +180,47 @@ export class ReadModelStore implements FeedStore {
    * makes them count (a read model without one is cleared at start).
    */
   async appendFeed(entries: readonly FeedEntry[]): Promise<void> {
-    await this.root.transaction(() => this.putFeedEntries(entries));
+    const assigned = new Map<string, number>();
+    await this.root.transaction(() => this.putFeedEntries(entries, assigned));
+    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
   }
 
-  private putFeedEntries(entries: readonly FeedEntry[]): void {
-    for (const { institution, commit, prepare, type, id, occurred_at } of entries) this.feed.put([institution, commit, prepare], [type, id, occurred_at]);
+  /**
+   * Within a write transaction: the entries, under their institutions'
+   * codes (those assigned here noted in `assigned`, known to this process
+   * only once the transaction has committed).
+   */
+  private putFeedEntries(entries: readonly FeedEntry[], assigned: Map<string, number>): void {
+    for (const entry of entries) {
+      const { institution } = entry;
+      let code = this.institutionCodes.get(institution) ?? assigned.get(institution);
+      if (code === undefined) {
+        // Read in the transaction: no other writer of this read model can have given the number away meanwhile.
+        code = this.feedInstitutions.get(institution);
+        if (code === undefined) {
+          code = this.feedInstitutions.getKeysCount() + 1;
+          this.feedInstitutions.put(institution, code);
+        }
+        assigned.set(institution, code);
+      }
+      this.feed.put(feedKey(code, entry), feedValue(entry));
+    }
   }
 
   feedAfter(institution: string, after: FeedPosition | undefined, limit: number): FeedEntry[] {
-    const start: (string | number)[] = after ? [institution, after.commit, after.prepare] : [institution];
+    let code = this.institutionCodes.get(institution);
+    if (code === undefined) {
+      code = this.feedInstitutions.get(institution);
+      if (code === undefined) return [];
+      this.institutionCodes.set(institution, code);
+    }
     const entries: FeedEntry[] = [];
-    for (const { key, value } of this.feed.getRange({ start, end: [institution, Infinity], limit: limit + 1 })) {
-      const [, commit, prepare] = key;
+    const start = feedKey(code, after ?? { commit: 0, prepare: 0 });
+    for (const { key, value } of this.feed.getRange({ start, end: feedEnd(code), limit: limit + 1 })) {
+      const { commit, prepare } = feedPositionOf(key);
       if (after && commit === after.commit && prepare === after.prepare) continue;
       if (entries.length === limit) break;
-      entries.push({ institution, commit, prepare, type: value[0], id: value[1], occurred_at: value[2] });
+      entries.push({ institution, commit, prepare, ...decodeFeedValue(value) });
     }
     return entries;
   }
@@ -245,6 +276,8 @@ export class ReadModelStore implements FeedStore {
       this.tables.clearSync();
       this.journal.clearSync();
       this.feed.clearSync();
+      this.feedInstitutions.clearSync();
+      this.institutionCodes.clear();
       this.meta.clearSync();
     });
   }

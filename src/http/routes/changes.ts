@@ -7,7 +7,6 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { parseInteger, single } from '../../query/schema.js';
 import { type ChangeFeed, decodeCursor, encodeCursor, type FeedPosition } from '../../readmodel/change-feed.js';
-import { formatTimestamp, parseEventTimestamp } from '../../time.js';
 import { CHANGES_OPERATION } from '../contract/operations.js';
 import { rejectOtherMethods } from '../errors.js';
 
@@ -51,12 +50,9 @@ export async function changesRoutes(parent: FastifyInstance, { changes }: { chan
   const app = parent.withTypeProvider<ZodTypeProvider>();
   app.get('/changes/', { schema: { querystring: query, ...CHANGES_OPERATION } }, async (request) => {
     const { after, limit } = request.query;
-    const results = changes.page(request.institutionId, after, limit).map((change) => ({
-      ...change,
-      occurred_at: formatTimestamp(parseEventTimestamp(change.occurred_at) ?? 0),
-    }));
+    const results = changes.page(request.institutionId, after, limit);
     const last = results[results.length - 1];
-    return { results, next_cursor: last ? last.cursor : after && encodeCursor(after) } ;
+    return { results, next_cursor: last ? last.cursor : after && encodeCursor(after) };
   });
   rejectOtherMethods(parent, '/changes/', ['GET']);
 }
