@@ -21,6 +21,8 @@ const endpoints = Object.values(resources).flatMap((def) => [
   { path: `/api/${def.path}/`, def },
   ...(def.endpoints.search ? [{ path: `/api/${def.path}/search/`, def }] : []),
 ]);
+/** Every GET path that takes a query string: the lists and searches, and the change feed. */
+const getPaths = [...endpoints.map((e) => e.path), '/api/changes/'];
 const keyNames = [...new Set(Object.values(resources).flatMap((def) => (def.params as readonly ParamDef<unknown>[]).flatMap((p) => keysOf(p).map((k) => k.key))))];
 
 const adversarial = fc.oneof(
@@ -30,6 +32,7 @@ const adversarial = fc.oneof(
     '2026-02-30', '0000-00-00', '9999-12-31', '2026-13-01', '2026-1-1', '24:00', '23:59:60', '12:00:00.1234567', 'T', 'Z',
     '2026-01-01T25:00:00Z', '2026-01-01T00:00:00+25:00', '00000000-0000-0000-0000-00000000000g', 'ffffffff-ffff-ffff-ffff-ffffffffffff',
     'true', 'TRUE', 'yes', '１２', '٣', '\u202e', 'é', '😀', '\t', '\r\n', 'a'.repeat(3000), '-shift_start_at', 'spots', '--spots',
+    'MS4x', 'MS4', 'LTEuLTE', 'OTk5OTk5OTk5OTk5OTk5OTkuMQ', 'MS4xLjE', '_-_-',
   ),
   fc.string({ maxLength: 40 }),
   fc.string({ unit: 'binary', maxLength: 20 }),
@@ -40,11 +43,11 @@ const adversarial = fc.oneof(
 );
 /** A query-string value as a client might send it: encoded, or with raw escapes left in. */
 const encoded = fc.tuple(adversarial, fc.boolean()).map(([v, raw]) => (raw ? v.replace(/[\s#&?]/g, (c) => encodeURIComponent(c)) : encodeURIComponent(v)));
-const key = fc.oneof(fc.constantFrom(...keyNames, 'page', 'limit', 'ordering', 'format', '__proto__', 'page[]', 'a.b.c'), fc.string({ maxLength: 12 }).map(encodeURIComponent));
+const key = fc.oneof(fc.constantFrom(...keyNames, 'page', 'limit', 'ordering', 'format', 'after', '__proto__', 'page[]', 'a.b.c'), fc.string({ maxLength: 12 }).map(encodeURIComponent));
 const query = fc.array(fc.tuple(key, encoded), { maxLength: 6 }).map((pairs) => pairs.map(([k, v]) => `${k}=${v}`).join('&'));
 const getRequest = fc.record({
   path: fc.oneof(
-    fc.constantFrom(...endpoints.map((e) => e.path)),
+    fc.constantFrom(...getPaths),
     fc.constantFrom(...endpoints.map((e) => e.path)).chain((p) => encoded.map((id) => `${p}${id}/`)),
     fc.constantFrom('/api/', '/api', '/api/shifts', '/api/nope/', '/healthz', '/api/shifts/search', '/api//shifts/'),
   ),

@@ -325,8 +325,13 @@ t.test('random requests of every endpoint with one key never show another instit
 
   let answered = 0;
   let withRecords = 0;
+  // The change feed, from the start or after a cursor of any institution's feed.
+  const cursors = await Promise.all([...keys.values()].map(async (key) => ((await app.get('/api/changes/?limit=40', key)).body.results as { cursor: string }[]).map((c) => c.cursor)));
+  const changes = fc
+    .record({ after: fc.option(fc.constantFrom(...cursors.flat())), limit: fc.constantFrom(1, 100, 1000) })
+    .map(({ after, limit }) => `/api/changes/?limit=${limit}${after ? `&after=${after}` : ''}`);
   await fc.assert(
-    fc.asyncProperty(fc.constantFrom(...keys.keys()), fc.oneof(...requestOf), async (institution, url) => {
+    fc.asyncProperty(fc.constantFrom(...keys.keys()), fc.oneof(...requestOf, changes), async (institution, url) => {
       const res = await app.get(url, keys.get(institution)!);
       if (res.status >= 500) return false;
       answered++;
