@@ -88,7 +88,7 @@ const BOOLEANS = new Map([
 
 const DECIMAL = /^[+-]?\d{1,15}(\.\d{1,15})?$/;
 const parseDecimal = (s: string) => (DECIMAL.test(s) ? Number(s) : undefined);
-export const parseInteger = (s: string) => (INTEGER.test(s) ? Number(s) : undefined);
+const parseInteger = (s: string) => (INTEGER.test(s) ? Number(s) : undefined);
 
 function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | number | boolean> {
   switch (param.type) {
@@ -133,15 +133,20 @@ const paging = {
     },
     () => 'Invalid page: must be an integer of at least 1.',
   ),
-  limit: single(
+  limit: limitReader(MAX_LIMIT),
+};
+
+/** `limit`: an integer from 1 to `max`. */
+export function limitReader(max: number): ValueReader<number> {
+  return single(
     'limit',
     (s) => {
       const n = parseInteger(s);
-      return n !== undefined && n >= 1 && n <= MAX_LIMIT ? n : undefined;
+      return n !== undefined && n >= 1 && n <= max ? n : undefined;
     },
-    () => `Invalid limit: must be an integer from 1 to ${MAX_LIMIT}.`,
-  ),
-};
+    () => `Invalid limit: must be an integer from 1 to ${max}.`,
+  );
+}
 
 /** Every key a parameter answers to: name and aliases, each with the range suffixes where they apply. */
 export function keysOf<R>(param: ParamDef<R>): Array<{ key: string; op: Operator }> {

@@ -5,7 +5,7 @@
 import type { FastifyInstance } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { parseInteger, single } from '../../query/schema.js';
+import { limitReader, single } from '../../query/schema.js';
 import { type ChangeFeed, decodeCursor, encodeCursor, type FeedPosition } from '../../readmodel/change-feed.js';
 import { CHANGES_OPERATION } from '../contract/operations.js';
 import { rejectOtherMethods } from '../errors.js';
@@ -15,14 +15,7 @@ const DEFAULT_CHANGES = 100;
 
 const readers = {
   after: single('after', decodeCursor, () => 'Invalid cursor for after: pass a cursor or next_cursor this feed gave.'),
-  limit: single(
-    'limit',
-    (s) => {
-      const n = parseInteger(s);
-      return n !== undefined && n >= 1 && n <= MAX_CHANGES ? n : undefined;
-    },
-    () => `Invalid limit: must be an integer from 1 to ${MAX_CHANGES}.`,
-  ),
+  limit: limitReader(MAX_CHANGES),
 };
 
 const documented = {
