@@ -101,7 +101,8 @@ t.test('every route the app registers is an operation, with id, summary, tag and
 t.test('every query parameter by its name as sent, with type, format and ordering enum', async (t) => {
   const FORMAT = { uuid: 'uuid', timestamp: 'date-time', date: 'date', time: 'time' } as Record<string, string>;
   for (const def of Object.values(resources)) {
-    const listed = `/api/${def.path}/${def.endpoints.filteredList ? '' : 'search/'}`;
+    // Where all of a resource's parameters are taken: its search, or (sites) its list.
+    const listed = `/api/${def.path}/${def.endpoints.search ? 'search/' : ''}`;
     if (!def.endpoints.search && !def.endpoints.filteredList) continue;
     const params = new Map(doc.paths[listed]!.get!.parameters!.filter((p) => p.in === 'query').map((p) => [p.name, p.schema]));
     for (const param of def.params as ReadonlyArray<ParamDef<unknown>>) {

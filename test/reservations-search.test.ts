@@ -66,6 +66,12 @@ t.test('every filter selects what the records show, in created_at order', async 
   }
 });
 
+t.test('the list takes updated_at and its orderings only (other filters are ignored, as by every list)', async (t) => {
+  t.same(ids(await all('/api/reservations/?status=6&shift_date=2026-09-01')), ids(everything));
+  t.equal((await app.get('/api/reservations/?ordering=logged_hours')).status, 400);
+  t.equal((await app.get('/api/reservations/?ordering=-updated_at&limit=1')).status, 200);
+});
+
 t.test('orderings: by shift start or logged hours, ties by created_at', async (t) => {
   const micros = (iso: string) => Date.parse(iso);
   const order = (key: (r: Reservation) => number) =>

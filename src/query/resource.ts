@@ -106,8 +106,13 @@ export interface Endpoints {
   readonly search: boolean;
   /** GET …/{id}/ */
   readonly retrieve: boolean;
-  /** The list itself takes the resource's parameters (sites: title, user.id). */
-  readonly filteredList: boolean;
+  /**
+   * What the list itself takes besides page and limit: every parameter and
+   * ordering (true: sites, whose list is their only search), some of them
+   * by name (reservations: updated_at and its orderings, for sync), or
+   * none (false: as DESIGN.md has lists; other keys are ignored).
+   */
+  readonly filteredList: boolean | { readonly params: readonly string[]; readonly orderings: readonly string[] };
 }
 
 export interface ResourceDef<K extends Kind, R extends Identified = Records[K]> extends TableDef<R> {

@@ -166,15 +166,22 @@ export function keysOf<R>(param: ParamDef<R>): Array<{ key: string; op: Operator
  * whatever the order of the query string.
  */
 export function searchSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>) {
-  return queryStringSchema(def, true);
+  return queryStringSchema(def, () => true, () => true);
 }
 
-/** The query-string schema of a plain list: page and limit, in the resource's default order. */
+/** The query-string schema of a resource's list: page and limit, and what `filteredList` says it takes besides. */
 export function listSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>) {
-  return queryStringSchema(def, false);
+  const taken = def.endpoints.filteredList;
+  if (taken === true) return searchSchema(def);
+  if (taken === false) return queryStringSchema(def, () => false, () => false);
+  return queryStringSchema(def, (param) => taken.params.includes(param.name), (ordering) => taken.orderings.includes(ordering));
 }
 
-function queryStringSchema<K extends Kind, R extends { id: string }>(def: ResourceDef<K, R>, filtered: boolean) {
+function queryStringSchema<K extends Kind, R extends { id: string }>(
+  def: ResourceDef<K, R>,
+  takesParam: (param: ParamDef<R>) => boolean,
+  takesOrdering: (name: string) => boolean,
+) {
   interface Field {
     readonly rank: number;
     readonly reader: ValueReader<string | number | boolean | OrderingDef | Format>;
@@ -188,27 +195,25 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(def: Resour
     'format',
     single('format', (s): Format | undefined => (s === 'json' || s === 'csv' ? s : undefined), (s) => `Invalid format "${s}": use json or csv.`),
   );
-  const orderingNames = Object.keys(def.orderings);
-  if (filtered) {
-    for (const param of def.params) {
-      for (const { key, op } of keysOf(param)) add(key, valueReader(param, key), { param, op });
-    }
-    // A resource without orderings does not take the parameter (it is then ignored, as unknown).
-    if (orderingNames.length > 0) {
-      add(
+  const orderingNames = Object.keys(def.orderings).filter(takesOrdering);
+  for (const param of def.params.filter(takesParam)) {
+    for (const { key, op } of keysOf(param)) add(key, valueReader(param, key), { param, op });
+  }
+  // A resource without orderings does not take the parameter (it is then ignored, as unknown).
+  if (orderingNames.length > 0) {
+    add(
+      'ordering',
+      single(
         'ordering',
-        single(
-          'ordering',
-          (s) => (Object.hasOwn(def.orderings, s) ? def.orderings[s] : undefined),
-          (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
-        ),
-      );
-    }
+        (s) => (orderingNames.includes(s) ? def.orderings[s] : undefined),
+        (s) => `Invalid ordering "${s}": use one of ${orderingNames.join(', ')}.`,
+      ),
+    );
   }
 
   const queryString = z.custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v));
   // What the OpenAPI document shows for this query string: every key it reads (the parsing below is by hand, for speed).
-  const documented = { type: 'object', properties: Object.fromEntries([...fields].map(([key, field]) => [key, documentationOf(key, field.route, def)])) };
+  const documented = { type: 'object', properties: Object.fromEntries([...fields].map(([key, field]) => [key, documentationOf(key, field.route, def, orderingNames)])) };
   return queryString.meta(documented).transform((q, ctx): SearchQuery<R> => {
     const query: { -readonly [P in keyof SearchQuery<R>]: SearchQuery<R>[P] } = { page: 1, limit: DEFAULT_LIMIT, ordering: def.defaultOrdering, filters: [] };
     let found: Array<{ rank: number; filter: Filter<R> }> | undefined;
@@ -259,12 +264,13 @@ function documentationOf<K extends Kind, R extends { id: string }>(
   key: string,
   route: { param: ParamDef<R>; op: Operator } | undefined,
   def: ResourceDef<K, R>,
+  orderingNames: readonly string[],
 ): Record<string, unknown> {
   if (key === 'page') return { type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1.' };
   if (key === 'format') return { type: 'string', enum: ['json', 'csv'], default: 'json', description: 'csv: the page\'s records as CSV rows (nested fields as dotted columns, arrays as JSON; paging in the Link header). Accept: text/csv does the same.' };
   if (key === 'limit') return { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Records per page.' };
   if (key === 'ordering') {
-    const names = Object.keys(def.orderings);
+    const names = [...orderingNames];
     const standard = names.find((n) => def.orderings[n] === def.defaultOrdering);
     return { type: 'string', enum: names, ...(standard ? { default: standard } : {}), description: 'Sort order; a leading - is descending.' };
   }

@@ -45,8 +45,8 @@ function reservationJson(r: ReservationRecord, view: JsonView): string {
 export const reservations: ResourceDef<'reservation'> = {
   kind: 'reservation',
   path: 'reservations',
-  // The list takes every search parameter too (it took updated_at and its orderings before there was a search).
-  endpoints: { search: true, retrieve: true, filteredList: true },
+  // The list takes updated_at and its orderings (for sync); the search takes everything.
+  endpoints: { search: true, retrieve: true, filteredList: { params: ['updated_at'], orderings: Object.keys(syncOrderings) } },
   columns: {
     ...byCreatedAt.columns,
     start: (r) => r.shift_start_at,

@@ -48,7 +48,7 @@ export function pageFragments<K extends Kind>(
 }
 
 export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
-  const { search: searchable, retrieve, filteredList } = def.endpoints;
+  const { search: searchable, retrieve } = def.endpoints;
   const querySchema = searchSchema(def);
   return async (parent: FastifyInstance, { model, publicBaseUrl, buffers }: ReadRouteOptions) => {
     const app = parent.withTypeProvider<ZodTypeProvider>();
@@ -65,7 +65,7 @@ export function readRoutes<K extends Kind>(def: ResourceDef<K>) {
       return formatOf(request, query.format) === 'csv' ? sendCsv(reply, page) : sendJson(reply, page);
     };
 
-    app.get(`${base}/`, { schema: { querystring: filteredList ? querySchema : listSchema(def), ...readOperation(def.path, 'list') } }, async (request, reply) =>
+    app.get(`${base}/`, { schema: { querystring: listSchema(def), ...readOperation(def.path, 'list') } }, async (request, reply) =>
       answer(request, reply, request.query),
     );
 
