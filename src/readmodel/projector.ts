@@ -5,7 +5,11 @@
  * checkpoint in one LMDB transaction. On start it loads the snapshot, its
  * indexes and the journal from LMDB first, so only the events after the
  * checkpoint are replayed; a replay (`rebuild`) ends with a new snapshot.
+ * A long journal is folded into a new snapshot once the model has caught
+ * up, in the background: requests go on being answered meanwhile (the
+ * snapshot is encoded a slice at a time), while new events wait.
  */
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { Logger } from 'pino';
 import { projections as allProjections } from '../../projections/index.js';
 import type { Change, Projection } from '../../projections/projection.js';
@@ -20,7 +24,8 @@ import {
 import { ChangeFeed, type FeedEntry, FeedWriter } from './change-feed.js';
 import { EventFolder } from './folder.js';
 import type { ReadModel } from './model.js';
-import type { ReadModelStore } from './persistence.js';
+import type { EncodedSnapshot, ReadModelStore } from './persistence.js';
+import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
 
 /** A journal of fewer changes than this is never folded into a snapshot at start-up (JOURNAL_FOLD_FROM). */
@@ -75,6 +80,10 @@ export class Projector {
   private writing: Promise<void> = Promise.resolve();
   /** Set when a write failed: the disk then stays at its last good checkpoint. */
   private persistFailure: unknown;
+  /** Whether the journal loaded was long enough to fold into a new snapshot (done once caught up). */
+  private foldWanted = false;
+  /** Set while the journal is being folded: new batches wait for it. */
+  private folding: Promise<void> | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -140,8 +149,9 @@ export class Projector {
 
   /**
    * Load the persisted records (or drop an outdated read model). A journal
-   * grown past a tenth of the snapshot (and journalFoldFrom changes)
-   * is folded into a new snapshot, so start-ups stay quick.
+   * grown past a tenth of the snapshot (and journalFoldFrom changes) is to
+   * be folded into a new snapshot, so start-ups stay quick: once caught up
+   * (see foldJournal).
    */
   async load(onProgress?: (loaded: number) => void): Promise<void> {
     if (!this.disk.isCurrent()) {
@@ -152,17 +162,45 @@ export class Projector {
     await this.model.loadPersistedInSlices(this.disk.persisted(), onProgress);
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
-    if (sizes.journal >= this.journalFoldFrom && sizes.journal * 10 >= sizes.snapshot) {
-      try {
-        this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
-        this.log?.info({ ...sizes, position: this.position.commit.toString() }, 'journal folded into a new snapshot of the read model');
-      } catch (error) {
-        // Only a quicker next start-up is lost: snapshot and journal stay as they were.
-        this.log?.warn({ err: error }, 'could not fold the journal into a new snapshot');
-      }
-    }
+    this.foldWanted = sizes.journal >= this.journalFoldFrom && sizes.journal * 10 >= sizes.snapshot;
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
+  }
+
+  /**
+   * Fold the journal into a new snapshot of the model as it is: new
+   * batches wait meanwhile (so the model holds still), the snapshot is
+   * encoded a slice at a time between requests, then written with the
+   * checkpoint in one transaction. A failure loses only a quicker next
+   * start-up: snapshot and journal stay as they were.
+   */
+  async foldJournal(): Promise<void> {
+    if (this.folding) return this.folding;
+    let done!: () => void;
+    this.folding = new Promise((resolve) => (done = resolve));
+    try {
+      // Until no write is in flight (a batch begun before the gate may have queued one more).
+      for (let writing = this.writing; ; writing = this.writing) {
+        await writing;
+        if (writing === this.writing) break;
+      }
+      if (this.persistFailure !== undefined) return;
+      const started = performance.now();
+      const sizes = this.disk.sizes();
+      this.model.flush();
+      const encoded = await encodeInSlices(encodeSnapshot(this.model.byKind(), this.model.savedTables()));
+      this.disk.writeEncodedSnapshot([encoded], this.position);
+      this.foldWanted = false;
+      this.log?.info(
+        { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
+        'journal folded into a new snapshot of the read model',
+      );
+    } catch (error) {
+      this.log?.warn({ err: error }, 'could not fold the journal into a new snapshot');
+    } finally {
+      this.folding = undefined;
+      done();
+    }
   }
 
   /** Load, catch up with the log, and keep following it. Resolves once caught up. */
@@ -180,6 +218,7 @@ export class Projector {
           return this.applyBatch(events);
         },
         onCheckpoint: async (position) => {
+          await this.folding;
           if (comparePositions(position, this.position) > 0) {
             await this.persist([], [], position);
             this.advance(position);
@@ -196,6 +235,7 @@ export class Projector {
         },
         onCaughtUp: () => {
           this.model.flush(); // build the indexes now rather than on the first request
+          if (this.foldWanted) void this.foldJournal();
           if (this.reconnecting) this.log?.info({ position: this.position.commit.toString() }, 'projection subscription re-established');
           this.reconnecting = false;
           this.caughtUp = true;
@@ -247,12 +287,14 @@ export class Projector {
   }
 
   async stop(): Promise<void> {
+    await this.folding;
     await this.subscription?.close();
     this.subscription = undefined;
     await this.writing;
   }
 
   async applyBatch(events: readonly RecordedEvent[]): Promise<void> {
+    await this.folding;
     for (const event of events) {
       if (event.invalid === undefined || comparePositions(event.position, this.position) <= 0) continue;
       this.skipped(event, event.invalid, 'its data does not match the event catalog');
@@ -296,4 +338,24 @@ export class Projector {
     }
     this.waiters = still;
   }
+}
+
+/** Slices of the event loop a snapshot is encoded in, at most, in ms: requests are answered between them. */
+const ENCODE_SLICE_MS = 20;
+
+/** Encode a snapshot's parts (lazily made) a slice at a time, letting other work run between slices. */
+async function encodeInSlices(encoded: EncodedSnapshot): Promise<EncodedSnapshot> {
+  let sliceStarted = performance.now();
+  const take = async <T>(parts: Iterable<T>): Promise<T[]> => {
+    const out: T[] = [];
+    for (const part of parts) {
+      out.push(part);
+      if (performance.now() - sliceStarted >= ENCODE_SLICE_MS) {
+        await nextTurn();
+        sliceStarted = performance.now();
+      }
+    }
+    return out;
+  };
+  return { tables: await take(encoded.tables), chunks: await take(encoded.chunks) };
 }

@@ -1,0 +1,78 @@
+/**
+ * A long journal is folded into a new snapshot in the background once the
+ * read model has caught up (issue 15 point 3): the model serves meanwhile,
+ * events appended during the fold are applied after it, the snapshot holds
+ * every record with an empty journal, and the answers are the same before,
+ * during and after, and after a restart from the new snapshot.
+ */
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import t from 'tap';
+import { type DomainEvent, streamOf } from '../src/events/catalog.js';
+import { createServer } from '../src/http/server.js';
+import { importEvents } from '../src/importer/import.js';
+import { openRuntime } from '../src/runtime.js';
+import { DEMO_KEY, readFixture, TEST_NOW, tempDir, until } from './helpers.js';
+
+const PATHS = ['/api/shifts/?limit=100', '/api/reservations/?limit=100&page=2', '/api/profiles/?limit=5', '/api/sites/', '/api/changes/?limit=1000'];
+
+async function serve(dir: string, journalFoldFrom: number, lines?: string[]) {
+  const logger = lines
+    ? pino({ level: 'info' }, { write: (line: string) => void lines.push(line) })
+    : pino({ level: 'silent' });
+  const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined, JOURNAL_FOLD_FROM: journalFoldFrom }, logger, { clock: () => TEST_NOW });
+  const server = await createServer(runtime, pino({ level: 'silent' }), { publicBaseUrl: 'http://vm.test' });
+  await server.ready();
+  const answers = async () => Promise.all(PATHS.map(async (url) => (await server.inject({ url, headers: { 'api-key': DEMO_KEY } })).body));
+  return { runtime, server, answers, close: async () => (await server.close(), await runtime.close()) };
+}
+
+t.test('a long journal is folded once caught up, in the background, and the answers stay the same', async (t) => {
+  const tmp = tempDir();
+  t.teardown(() => tmp.remove());
+  // Everything in the journal: a first start folds the whole demo log one batch at a time, with no snapshot.
+  const first = await serve(tmp.dir, 1_000_000);
+  await importEvents(first.runtime.store, 'demo.ndjson', readFixture('demo.ndjson'));
+  await first.runtime.projector.start();
+  const before = await first.answers();
+  await first.runtime.projector.stop(); // its last journal write landed
+  const journal = first.runtime.disk.sizes();
+  t.equal(journal.snapshot, 0, 'no snapshot yet');
+  t.ok(journal.journal > 300, `${journal.journal} records in the journal`);
+  await first.close();
+
+  const lines: string[] = [];
+  const second = await serve(tmp.dir, 10, lines);
+  const { projector, store, disk } = second.runtime;
+  await projector.load();
+  t.same(disk.sizes(), journal, 'not folded while loading');
+  // The fold starts once caught up, by itself.
+  await projector.follow();
+  await until(() => (lines.some((l) => l.includes('journal folded into a new snapshot')) ? true : undefined));
+  t.ok(disk.sizes().snapshot > 300, 'folded into a snapshot');
+  // Another fold, with an event appended as it starts: the event waits for it, then is applied.
+  const folding = projector.foldJournal();
+  const event: DomainEvent = {
+    type: 'SiteCreated',
+    data: { institution_id: 'bf802b36-047d-4718-ad5b-ae9ed495b23f', occurred_at: '2026-11-20T10:00:00Z', site_id: randomUUID(), title: 'Appended during the fold' },
+  };
+  const appended = store.append(streamOf(event), [{ id: randomUUID(), type: event.type, data: event.data }]);
+  t.same(await second.answers(), before, 'answers while folding');
+  await folding;
+  const { position } = await appended;
+  await projector.waitFor(position);
+  await projector.stop(); // the last journal write landed
+  const sizes = disk.sizes();
+  t.ok(sizes.snapshot > 300, `snapshot of ${sizes.snapshot} records (the journal's, but those deleted)`);
+  t.ok(sizes.journal <= 3, `the journal holds what came after the fold: ${sizes.journal}`);
+  const after = await second.answers();
+  t.same(after.slice(0, 3), before.slice(0, 3), 'answers after the fold');
+  t.match(after[3], /Appended during the fold/, 'the event appended during the fold is there');
+  await second.close();
+
+  const third = await serve(tmp.dir, 10);
+  t.teardown(() => third.close());
+  await third.runtime.projector.start();
+  t.equal(third.runtime.projector.status().eventsApplied, 0, 'a restart loads the snapshot and journal, no replay');
+  t.same(await third.answers(), after, 'and answers the same');
+});
