@@ -6,7 +6,7 @@
  * page of every list and of the change feed, for both institutions, is
  * byte for byte what a fresh rebuild of a copy of the log answers.
  *
- * CRASH_ROUNDS (5 in CI; `CRASH_ROUNDS=50 npx tap test/crash.test.ts` is the
+ * CRASH_ROUNDS (5 in CI; `CRASH_ROUNDS=50 npx tap --timeout=2400 test/crash.test.ts` is the
  * long form) and CRASH_SEED (random when unset, printed) choose the rounds.
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
