@@ -13,7 +13,9 @@
  * is gone). A change also shows in records that nest the changed one (a
  * profile's name in its reservations) and in figures of the records it
  * points to (a reservation counts in its shift's spots and its volunteer's
- * hours): those are found in the copy by their ids and fetched again too.
+ * hours): those are found in the copy by their ids and fetched again too —
+ * also when a record is found gone before its own change is read (the
+ * server is ahead of the page being read).
  * An institution's change (its share URLs) and a custom field's (profiles
  * show their names) fetch every record of those resources again.
  *
@@ -67,13 +69,35 @@ function resourceOf(copy, id) {
   return RESOURCES.find((resource) => id in copy.records[resource]);
 }
 
-/** Fetch these records again, and put them in the copy (or take them out). */
-async function refresh(get, copy, wanted) {
-  for (const key of wanted) {
+/** The keys ("resource id") of the records of the copy that a record points to: the ids in its JSON the copy holds. */
+function pointsTo(copy, record) {
+  const keys = [];
+  for (const id of JSON.stringify(record).match(UUID) ?? []) {
+    const resource = resourceOf(copy, id);
+    if (resource) keys.push(`${resource} ${id}`);
+  }
+  return keys;
+}
+
+/**
+ * Fetch these records again, and put them in the copy (or take them out).
+ * A record found gone takes what it pointed to along: their figures counted
+ * it (a reservation, its volunteer's hours), and its own change may come in
+ * a later page, when the copy no longer knows what it pointed to.
+ */
+async function refresh(get, copy, keys) {
+  const queue = [...keys];
+  const done = new Set();
+  while (queue.length > 0) {
+    const key = queue.shift();
+    if (done.has(key)) continue;
+    done.add(key);
     const [resource, id] = key.split(' ');
     const record = await fetchRecord(get, resource, id);
+    const before = copy.records[resource][id];
     if (record) copy.records[resource][id] = record;
     else delete copy.records[resource][id];
+    if (!record && before) queue.push(...pointsTo(copy, before));
   }
 }
 
@@ -88,32 +112,20 @@ export async function syncOnce(get, copy, pageSize = 1000) {
     const page = await get(`/api/changes/?limit=${pageSize}${after}`);
     if (page.results.length === 0) return read;
     read += page.results.length;
-    // The records the page names (each once); a category has no route: it shows where it is nested (found below by its id).
+    // The records the page names, each once (a category has no route: it shows where it is nested, found below by its id).
     const changed = new Set();
-    const whole = new Set();
-    for (const change of page.results) {
-      if (change.resource in WHOLE) for (const resource of WHOLE[change.resource]) whole.add(resource);
-      else changed.add(`${change.resource} ${change.id}`);
-    }
-    // What the changed records point to (their figures count them) before the change, then themselves.
     const wanted = new Set();
-    for (const resource of whole) for (const id of Object.keys(copy.records[resource])) wanted.add(`${resource} ${id}`);
-    const pointedFrom = (record) => {
-      for (const id of JSON.stringify(record ?? null).match(UUID) ?? []) {
-        const resource = resourceOf(copy, id);
-        if (resource) wanted.add(`${resource} ${id}`);
-      }
-    };
-    const own = [...changed].filter((key) => RESOURCES.includes(key.split(' ')[0]));
-    for (const key of own) {
-      const [resource, id] = key.split(' ');
-      pointedFrom(copy.records[resource][id]);
+    for (const change of page.results) {
+      if (!(change.resource in WHOLE)) changed.add(`${change.resource} ${change.id}`);
+      else for (const resource of WHOLE[change.resource]) for (const id of Object.keys(copy.records[resource])) wanted.add(`${resource} ${id}`);
     }
+    // The changed records themselves, then what they point to (their figures count them).
+    const own = [...changed].filter((key) => RESOURCES.includes(key.split(' ')[0]));
     await refresh(get, copy, own);
     for (const key of own) {
       const [resource, id] = key.split(' ');
-      pointedFrom(copy.records[resource][id]);
-      wanted.delete(key);
+      const record = copy.records[resource][id];
+      if (record) for (const pointed of pointsTo(copy, record)) wanted.add(pointed);
     }
     // The records that nest a changed one (its id in their JSON).
     const ids = new Set([...changed].map((key) => key.split(' ')[1]));
@@ -129,6 +141,7 @@ export async function syncOnce(get, copy, pageSize = 1000) {
         }
       }
     }
+    for (const key of own) wanted.delete(key);
     await refresh(get, copy, wanted);
     copy.cursor = page.next_cursor;
   }

@@ -10,6 +10,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { mulberry32 } from '../scripts/random.js';
 import { importEvents } from '../src/importer/import.js';
+import { EsdbStandIn } from './esdb-standin/server.js';
 import { DEMO_KEY, startApp } from './helpers.js';
 
 type Get = (path: string) => Promise<any>;
@@ -27,12 +28,7 @@ const example = (await import(new URL('../examples/sync.mjs', import.meta.url).h
 const RESOURCES = ['shifts', 'opportunities', 'profiles', 'reservations', 'form-submissions', 'sequences', 'user-sequences', 'sites'];
 const INSTITUTION = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
 
-const app = await startApp({ fixtures: ['demo.ndjson'] });
-t.teardown(() => app.close());
-const base = await app.server.listen({ port: 0, host: '127.0.0.1' });
-const get = example.client(base, DEMO_KEY);
-
-async function listAll(resource: string): Promise<Record<string, unknown>> {
+async function listAll(get: Get, resource: string): Promise<Record<string, unknown>> {
   const out: Record<string, unknown> = {};
   for (let page = 1; ; page++) {
     const body = await get(`/api/${resource}/?limit=100&page=${page}`);
@@ -42,16 +38,16 @@ async function listAll(resource: string): Promise<Record<string, unknown>> {
 }
 
 /** Batches of events of every kind, over the demo institution's records as they are now. */
-async function eventBatches(seed: number, batches: number, size: number): Promise<string[]> {
+async function eventBatches(get: Get, seed: number, batches: number, size: number): Promise<string[]> {
   const rand = mulberry32(seed);
   const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  const shifts = Object.values(await listAll('shifts')) as Array<{ id: string; opportunity: { id: string; category: { id: string } } }>;
-  const profiles = Object.keys(await listAll('profiles'));
-  const reservations = Object.keys(await listAll('reservations'));
-  const userSequences = Object.keys(await listAll('user-sequences'));
-  const submissions = Object.keys(await listAll('form-submissions'));
-  const sequences = Object.keys(await listAll('sequences'));
-  const sites = Object.keys(await listAll('sites'));
+  const shifts = Object.values(await listAll(get, 'shifts')) as Array<{ id: string; opportunity: { id: string; category: { id: string } } }>;
+  const profiles = Object.keys(await listAll(get, 'profiles'));
+  const reservations = Object.keys(await listAll(get, 'reservations'));
+  const userSequences = Object.keys(await listAll(get, 'user-sequences'));
+  const submissions = Object.keys(await listAll(get, 'form-submissions'));
+  const sequences = Object.keys(await listAll(get, 'sequences'));
+  const sites = Object.keys(await listAll(get, 'sites'));
   let minute = 0;
   const at = () => new Date(Date.UTC(2026, 10, 10, 8, minute++)).toISOString().replace('.000Z', 'Z');
   const day = () => `2026-12-${String(1 + Math.floor(rand() * 28)).padStart(2, '0')}T${String(6 + Math.floor(rand() * 12)).padStart(2, '0')}:00:00Z`;
@@ -97,42 +93,49 @@ async function eventBatches(seed: number, batches: number, size: number): Promis
   return out;
 }
 
-t.test('the example\'s copy equals the lists after imports made while it synced', async (t) => {
-  const batches = await eventBatches(18, 12, 25);
-  const copy = example.emptyCopy();
-  // From nothing: the whole feed.
-  const first = await example.syncOnce(get, copy);
-  t.ok(first > 300, `${first} changes read from the beginning`);
-  // The importer goes on once a pass has ended after its batch; the next batch is imported while the next pass reads.
-  let importing = true;
-  let passEnded: Array<() => void> = [];
-  const nextPass = () => new Promise<void>((resolve) => passEnded.push(resolve));
-  const importer = (async () => {
-    for (const [n, text] of batches.entries()) {
-      await importEvents(app.runtime.store, `batch-${n}.ndjson`, text);
-      await nextPass();
+for (const store of ['embedded log', 'EventStoreDB stand-in'] as const) {
+  t.test(`the example's copy equals the lists after imports made while it synced (${store})`, async (t) => {
+    const esdb = store === 'EventStoreDB stand-in' ? await EsdbStandIn.start() : undefined;
+    t.teardown(() => esdb?.stop());
+    const app = await startApp({ fixtures: ['demo.ndjson'], eventstoreUrl: esdb?.connectionString });
+    t.teardown(() => app.close());
+    const get = example.client(await app.server.listen({ port: 0, host: '127.0.0.1' }), DEMO_KEY);
+    const batches = await eventBatches(get, 18, 12, 25);
+    const copy = example.emptyCopy();
+    // From nothing: the whole feed.
+    const first = await example.syncOnce(get, copy);
+    t.ok(first > 300, `${first} changes read from the beginning`);
+    // The importer goes on once a pass has ended after its batch; the next batch is imported while the next pass reads.
+    let importing = true;
+    let passEnded: Array<() => void> = [];
+    const nextPass = () => new Promise<void>((resolve) => passEnded.push(resolve));
+    const importer = (async () => {
+      for (const [n, text] of batches.entries()) {
+        await importEvents(app.runtime.store, `batch-${n}.ndjson`, text);
+        await nextPass();
+      }
+      importing = false;
+    })();
+    let passes = 0;
+    let read = 0;
+    // Small pages: many of them in each pass.
+    while (importing) {
+      read += await example.syncOnce(get, copy, 20);
+      passes++;
+      const ended = passEnded;
+      passEnded = [];
+      for (const resolve of ended) resolve();
+      await new Promise((resolve) => setTimeout(resolve, 5));
     }
-    importing = false;
-  })();
-  let passes = 0;
-  let read = 0;
-  // Small pages: many of them in each pass.
-  while (importing) {
+    await importer;
+    await app.runtime.projector.waitFor(await app.runtime.store.head());
     read += await example.syncOnce(get, copy, 20);
-    passes++;
-    const ended = passEnded;
-    passEnded = [];
-    for (const resolve of ended) resolve();
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-  await importer;
-  await app.runtime.projector.waitFor(await app.runtime.store.head());
-  read += await example.syncOnce(get, copy, 20);
-  t.ok(passes >= batches.length, `${passes} passes while importing, ${read} changes read`);
-  for (const resource of RESOURCES) {
-    const listed = await listAll(resource);
-    t.ok(Object.keys(listed).length > 0, `${resource}: ${Object.keys(listed).length} records`);
-    t.same(copy.records[resource], listed, `${resource}: the copy is the list`);
-  }
-  t.equal(await example.syncOnce(get, copy), 0, 'nothing more to read');
-});
+    t.ok(passes >= batches.length, `${passes} passes while importing, ${read} changes read`);
+    for (const resource of RESOURCES) {
+      const listed = await listAll(get, resource);
+      t.ok(Object.keys(listed).length > 0, `${resource}: ${Object.keys(listed).length} records`);
+      t.same(copy.records[resource], listed, `${resource}: the copy is the list`);
+    }
+    t.equal(await example.syncOnce(get, copy), 0, 'nothing more to read');
+  });
+}
