@@ -147,26 +147,32 @@ t.test(`SIGKILL at random moments, ${ROUNDS} rounds (seed ${SEED})`, async (t) =
   const note = (what: string) => (hits[what] = (hits[what] ?? 0) + 1);
   let foldPending = false;
 
+  /** An import file of `count` new sites (each third assigned a volunteer, if `assign`), noted as expected. */
+  const siteFile = (name: string, count: number, occurred_at: string, assign: boolean): string => {
+    const lines: string[] = [];
+    for (let i = 0; i < count; i++) {
+      const site = randomUUID();
+      const title = `${name} ${i}`;
+      lines.push(JSON.stringify({ type: 'SiteCreated', data: { institution_id: RIVERSIDE, occurred_at, site_id: site, title } }));
+      sites.set(site, title);
+      if (assign && i % 3 === 0) {
+        const user = pick(profiles);
+        lines.push(JSON.stringify({ type: 'UserAssignedToSite', data: { institution_id: RIVERSIDE, occurred_at, site_id: site, user_id: user } }));
+        assignments.push({ site, user });
+      }
+    }
+    const file = join(tmp.dir, `${name}.ndjson`);
+    writeFileSync(file, lines.join('\n') + '\n');
+    return file;
+  };
+
   for (let round = 0; round < ROUNDS; round++) {
     const scenario = round < SCENARIOS.length ? SCENARIOS[round]! : pick(SCENARIOS);
     const delay = Math.floor(next() * (scenario === 'rebuild' ? rebuildMs : scenario === 'fold' ? 1.5 * readyMs : 1500));
     if (scenario === 'import') {
       // Another process imports sites (and assignments) while serve is killed.
       const served = await serveReady(dir);
-      const file = join(tmp.dir, `import-${round}.ndjson`);
-      const lines: string[] = [];
-      for (let i = 0; i < 1000; i++) {
-        const site = randomUUID();
-        const title = `Imported ${round}.${i}`;
-        lines.push(JSON.stringify({ type: 'SiteCreated', data: { institution_id: RIVERSIDE, occurred_at: '2026-11-02T10:00:00Z', site_id: site, title } }));
-        sites.set(site, title);
-        if (i % 3 === 0) {
-          const user = pick(profiles);
-          lines.push(JSON.stringify({ type: 'UserAssignedToSite', data: { institution_id: RIVERSIDE, occurred_at: '2026-11-02T10:00:00Z', site_id: site, user_id: user } }));
-          assignments.push({ site, user });
-        }
-      }
-      writeFileSync(file, lines.join('\n') + '\n');
+      const file = siteFile(`import-${round}`, 1000, '2026-11-02T10:00:00Z', true);
       const importing = run(process.execPath, [CLI, 'import', file], { env: { ...process.env, ...ENV, DATA_DIR: dir } });
       await sleep(delay);
       note((await kill(served.process)) ? 'import: serve killed' : 'import: serve had exited');
@@ -210,15 +216,7 @@ t.test(`SIGKILL at random moments, ${ROUNDS} rounds (seed ${SEED})`, async (t) =
     } else {
       // A journal of live changes (sites imported while serving), then serve killed during its start-up, where it folds it.
       const served = await serveReady(dir);
-      const file = join(tmp.dir, `journal-${round}.ndjson`);
-      const lines: string[] = [];
-      for (let i = 0; i < 1100; i++) {
-        const site = randomUUID();
-        const title = `Journal ${round}.${i}`;
-        lines.push(JSON.stringify({ type: 'SiteCreated', data: { institution_id: RIVERSIDE, occurred_at: '2026-11-03T10:00:00Z', site_id: site, title } }));
-        sites.set(site, title);
-      }
-      writeFileSync(file, lines.join('\n') + '\n');
+      const file = siteFile(`journal-${round}`, 1100, '2026-11-03T10:00:00Z', false);
       await run(process.execPath, [CLI, 'import', file], { env: { ...process.env, ...ENV, DATA_DIR: dir } });
       for (const until = Date.now() + 30_000; ; await sleep(25)) {
         const health = (await (await fetch(`${served.base}/healthz`)).json()) as { lag: { positions: string } };

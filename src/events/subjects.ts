@@ -4,7 +4,7 @@
  * record's id. Keys and the record of an idempotent request are about no
  * record a client reads (they are not in the feed).
  */
-import type { DomainEvent, EventOf, EventType } from './catalog.js';
+import type { EventOf, EventType } from './catalog.js';
 
 /** The resources the change feed names (the API's path names; institutions and custom fields have no route of their own). */
 export const feedResources = [
@@ -71,10 +71,8 @@ export function resourceOfType(type: EventType): FeedResource | undefined {
   return subjects[type]?.[0];
 }
 
-/** The record an event is about, if it is about one a client reads. */
-export function subjectOf(event: DomainEvent): { resource: FeedResource; id: string } | undefined {
-  const subject = subjects[event.type];
-  if (subject === null) return undefined;
-  const [resource, field] = subject as readonly [FeedResource, string];
-  return { resource, id: (event.data as Record<string, unknown>)[field] as string };
+/** The id of the record an event of this type is about, if it is about one a client reads. */
+export function subjectIdOf(type: EventType, data: object): string | undefined {
+  const subject = subjects[type];
+  return subject === null ? undefined : ((data as Record<string, unknown>)[subject[1]] as string);
 }

@@ -21,8 +21,8 @@
 import { projections as allProjections } from '../../projections/index.js';
 import type { Change, Handler, Projection, ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
-import { domainEvent, type EventOf, type EventType, isCatalogEvent } from '../events/catalog.js';
-import { subjectOf } from '../events/subjects.js';
+import { type EventOf, type EventType, isCatalogEvent } from '../events/catalog.js';
+import { subjectIdOf } from '../events/subjects.js';
 import { KeyLedger } from '../events/key-ledger.js';
 import { comparePositions, type Position, type RecordedEvent } from '../eventstore/port.js';
 import { parseEventTimestamp } from '../time.js';
@@ -123,19 +123,22 @@ export class EventFolder {
         this.onRefused?.(event, refused);
         continue;
       }
-      const changes = this.project(event, institution);
+      // An event its store found invalid, or of a type no projection handles, changes nothing.
+      if (!isCatalogEvent(event)) continue;
+      const handlers = this.handlers.get(event.type);
+      if (!handlers) continue;
+      // Checked against the catalog before it was appended (embedded log) or as it was read (EventStoreDB).
+      const data = event.data as EventData;
+      const at = parseEventTimestamp(data.occurred_at) ?? 0;
+      const changes = this.project(handlers, data, institution, at);
       for (const change of changes) {
         this.model.apply(change);
         changed?.set(`${change.kind}:${change.id}`, change);
       }
-      if (feed && changes.length > 0) {
-        const domain = domainEvent(event);
-        const subject = domain && subjectOf(domain);
-        if (domain && subject) {
-          const { commit, prepare } = event.position;
-          const occurredAt = parseEventTimestamp(domain.data.occurred_at) ?? 0;
-          feed({ institution, commit: Number(commit), prepare: Number(prepare), type: domain.type, id: subject.id, occurredAt });
-        }
+      const id = feed && changes.length > 0 ? subjectIdOf(event.type, data) : undefined;
+      if (id !== undefined) {
+        const { commit, prepare } = event.position;
+        feed!({ institution, commit: Number(commit), prepare: Number(prepare), type: event.type, id, occurredAt: at });
       }
     }
     const last = events[events.length - 1]!.position;
@@ -169,14 +172,8 @@ export class EventFolder {
     return this.keys;
   }
 
-  /** Every projection sees the model, as it stood before the event, through the event's institution (an event its store found invalid changes nothing). */
-  private project(event: RecordedEvent, institution: string): Change[] {
-    if (!isCatalogEvent(event)) return [];
-    const handlers = this.handlers.get(event.type);
-    if (!handlers) return [];
-    // Checked against the catalog before it was appended (embedded log) or as it was read (EventStoreDB).
-    const data = event.data as EventData;
-    const at = parseEventTimestamp(data.occurred_at) ?? 0;
+  /** Every projection sees the model, as it stood before the event, through the event's institution. */
+  private project(handlers: readonly AnyHandler[], data: EventData, institution: string, at: number): Change[] {
     const view = this.view;
     view.institution = institution;
     if (handlers.length === 1) return handlers[0]!(view, data, at);

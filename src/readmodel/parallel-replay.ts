@@ -4,8 +4,10 @@
  * only the events of its own institutions (a projection never reads
  * across institutions, see folder.ts), builds their tables and encodes
  * their snapshot; this thread writes their change feed entries as they
- * come, then every worker's part as one snapshot, in one transaction. A worker that fails fails the rebuild
- * before anything is written.
+ * come, then every worker's part as one snapshot, in one transaction. A
+ * worker that fails fails the rebuild before its snapshot is written (the
+ * feed entries written by then are cleared with the read model at the
+ * next start: none of it is current without a snapshot).
  *
  * Institutions are weighed by a sample of the embedded log's events, so
  * that the heaviest do not share a worker; on EventStoreDB (whose

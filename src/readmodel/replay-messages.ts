@@ -36,7 +36,7 @@ export interface ReplayProgress {
 
 /** Sent by a replay worker as it replays: change feed entries of its institutions, in log order. */
 export interface ReplayFeed {
-  readonly feed: FeedEntry[];
+  readonly feed: readonly FeedEntry[];
 }
 
 export interface ReplayResult {

@@ -14,11 +14,10 @@ import { ReadModel } from './model.js';
 import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
-import type { FeedEntry } from './change-feed.js';
+import { FeedWriter } from './change-feed.js';
 import { packSnapshot, type ReplayFeed, type ReplayProgress, type ReplayResult, type ReplayTask } from './replay-messages.js';
 
 const PROGRESS_EVERY = 20_000;
-const FEED_BATCH = 10_000;
 
 const task = workerData as ReplayTask;
 const store = openEventStore(task.config);
@@ -33,16 +32,9 @@ try {
     parentPort!.postMessage({ read } satisfies ReplayProgress);
   };
   // The change feed's entries of this worker's institutions, in batches (this thread's parent writes them as they come).
-  let feed: FeedEntry[] = [];
-  const sendFeed = () => {
-    if (feed.length > 0) parentPort!.postMessage({ feed } satisfies ReplayFeed);
-    feed = [];
-  };
-  const onFeed = (entry: FeedEntry) => {
-    if (feed.push(entry) >= FEED_BATCH) sendFeed();
-  };
-  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, { takes, onRead, feed: onFeed });
-  sendFeed();
+  const feed = new FeedWriter(async (entries) => parentPort!.postMessage({ feed: entries } satisfies ReplayFeed));
+  const { position, applied } = await replayLog(store, model, new EventFolder(model), startOfLog, task.head, { takes, onRead, feed: feed.add });
+  await feed.done();
   const { buffers, snapshot } = packSnapshot(encodeSnapshot(model.byKind(), model.savedTables()));
   const result: ReplayResult = { position, applied, snapshot, buffers };
   parentPort!.postMessage(result, buffers);
