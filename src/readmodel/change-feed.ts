@@ -37,7 +37,7 @@ export interface FeedStore {
   feedAfter(institution: string, after: FeedPosition | undefined, limit: number): FeedEntry[];
 }
 
-export interface FeedItem {
+interface FeedItem {
   cursor: string;
   type: EventType;
   resource: FeedResource;

@@ -10,7 +10,7 @@ import { type ChangeFeed, decodeCursor, encodeCursor, type FeedPosition } from '
 import { CHANGES_OPERATION } from '../contract/operations.js';
 import { rejectOtherMethods } from '../errors.js';
 
-export const MAX_CHANGES = 1000;
+const MAX_CHANGES = 1000;
 const DEFAULT_CHANGES = 100;
 
 const readers = {
