@@ -241,6 +241,7 @@ export function generate(shifts: number, institutions: number, seed = 42): Bench
       if (s % 50 === 7) emit('ShiftUpdated', { ...base, occurred_at: at(3), shift_id, spots: spots + 2, title: SHIFT_TITLES[titleOf()]! });
       if (s % 400 === 13) {
         emit('ShiftRemoved', { ...base, occurred_at: at(3), shift_id });
+        if (shiftIds[shiftIds.length - 1] === shift_id) shiftIds.pop(); // the sample holds shifts that exist
         continue;
       }
       // ~0.46 reservations a shift, never more than its spots.
@@ -401,4 +402,33 @@ export function liveEvents(data: BenchData, n: number, seed = 99): Array<{ id: s
     }
   }
   return lines;
+}
+
+/**
+ * `n` events for the largest institution that change records it already has and add none: shifts moved to
+ * another day and hour, retitled, given other spots (each moves the shift in several sorted indexes, a text
+ * dictionary and its reservations' columns). What a soak imports: the read model stays the same size, so memory
+ * that grows over the run is a leak, not more data.
+ */
+export function steadyEvents(data: BenchData, n: number, seed: number): Array<{ id: string; type: string; data: unknown }> {
+  const rand = mulberry32(seed);
+  const institution_id = data.institutionIds[0]!;
+  const { ids, shiftTitles, startDays } = data.pools[0]!;
+  const days = Math.round((startDays[1] - startDays[0]) / DAY) + 1;
+  return Array.from({ length: n }, () => {
+    const start = startDays[0] + Math.floor(rand() * days) * DAY + Math.floor(rand() * 48) * (HOUR / 2);
+    return {
+      type: 'ShiftUpdated',
+      id: seededUuid(rand, 'a'),
+      data: {
+        institution_id,
+        occurred_at: new Date().toISOString(),
+        shift_id: ids.shift[Math.floor(rand() * ids.shift.length)]!,
+        title: shiftTitles[Math.floor(rand() * shiftTitles.length)]!,
+        shift_start_at: new Date(start).toISOString(),
+        shift_end_at: new Date(start + (1 + Math.floor(rand() * 4)) * HOUR).toISOString(),
+        spots: 1 + Math.floor(rand() * 20),
+      },
+    };
+  });
 }

@@ -11,7 +11,11 @@
  * request errors (a network error, a 5xx, or an answer other than the one
  * expected), when the last window's p99 is over 3× the first's, or when RSS
  * in the last window is more than 10% over its level after the first two
- * minutes (after half the run in a run shorter than four minutes).
+ * minutes (after half the run in a run shorter than four minutes) — RSS as
+ * the floor of a window's anonymous memory (its lowest of samples every
+ * 250 ms), which a leak raises and uncollected garbage does not. The imports
+ * change shifts the data holds (the read model keeps its size); a page past
+ * the end of matches they shrank is a right answer (404), counted apart.
  *
  * Without --reuse, a data set of --shifts shifts is generated and imported
  * first; with it, a directory made by `npm run bench -- --prepare` is served
@@ -25,7 +29,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { parseArgs, promisify } from 'node:util';
 import { mulberry32 } from '../scripts/random.js';
-import { type BenchData, generate, liveEvents } from './generate.js';
+import { type BenchData, generate, steadyEvents } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
 
 const { values } = parseArgs({
@@ -128,8 +132,16 @@ interface Window {
   errors: number;
   writes: number;
   imported: number;
+  /** Pages past the end of a query's matches (404 "Invalid page."): right when imports moved shifts out of it. */
+  pastEnd: number;
+  /**
+   * The lowest anonymous RSS sampled in the window (the heap and native buffers; not the mapped LMDB files, whose
+   * pages grow with the log by design and are the kernel's to reclaim): garbage not yet collected raises the peaks,
+   * a leak raises the floor.
+   */
+  anonFloor: number;
 }
-const fresh = (): Window => ({ latencies: [], errors: 0, writes: 0, imported: 0 });
+const fresh = (): Window => ({ latencies: [], errors: 0, writes: 0, imported: 0, pastEnd: 0, anonFloor: Infinity });
 let current = fresh();
 const failures: string[] = [];
 function failed(what: string): void {
@@ -147,7 +159,8 @@ const readers = Array.from({ length: Number(values.connections) }, async (_, c) 
     try {
       const answer = await call('GET', path, key);
       current.latencies.push(performance.now() - t0);
-      if (answer.status !== 200) failed(`${answer.status} ${path}: ${answer.body.slice(0, 200)}`);
+      if (answer.status === 404 && answer.body === '{"detail":"Invalid page."}' && /[?&]page=(?!1(&|$))/.test(path)) current.pastEnd++;
+      else if (answer.status !== 200) failed(`${answer.status} ${path}: ${answer.body.slice(0, 200)}`);
     } catch (error) {
       failed(`${(error as Error).message} ${path}`);
     }
@@ -184,8 +197,9 @@ const importer = (async () => {
   for (let round = 0; running(); round++) {
     await sleep(Number(values['import-every']) * 1000);
     if (!running()) break;
-    // Fresh ids each round (the seed moves): every import appends all its events.
-    const events = liveEvents(data, Number(values['import-events']), SEED + 1 + round).map((e) => JSON.stringify({ type: e.type, id: e.id, data: e.data }));
+    // Changes to shifts the data holds, fresh event ids each round (the seed moves): every import appends all its
+    // events and the read model keeps its size, so RSS that grows is a leak, not more data.
+    const events = steadyEvents(data, Number(values['import-events']), SEED + 1 + round).map((e) => JSON.stringify(e));
     const file = join(tmpdir(), `vm-soak-import-${process.pid}-${round}.ndjson`);
     writeFileSync(file, events.join('\n') + '\n');
     try {
@@ -207,6 +221,8 @@ interface Row {
   max: number;
   errors: number;
   rss: number;
+  /** The lowest anonymous RSS sampled in the window (every 250 ms). */
+  anonFloor: number;
   /** Of it, anonymous memory (the heap, buffers) and mapped file pages (LMDB's files, reclaimable). */
   anon: number;
   file: number;
@@ -214,15 +230,23 @@ interface Row {
   lag: string;
 }
 const rows: Row[] = [];
+let pastEnd = 0;
 const statusOf = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
+const sampler = (async () => {
+  while (running()) {
+    current.anonFloor = Math.min(current.anonFloor, statusOf('RssAnon'));
+    await sleep(250);
+  }
+})();
 const heapOf = async () => Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec((await call('GET', '/metrics', undefined)).body)?.[1] ?? NaN);
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  heap MB  lag');
+console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  anon floor  heap MB  lag');
 const reporter = (async () => {
   while (running()) {
     await sleep(Math.min(WINDOW_MS, RUN_MS - (performance.now() - started)));
     const window = current;
     current = fresh();
+    pastEnd += window.pastEnd;
     const sorted = window.latencies.sort((a, b) => a - b);
     const health = JSON.parse((await call('GET', '/healthz', undefined)).body) as { lag: { positions: string } };
     const row: Row = {
@@ -233,6 +257,7 @@ const reporter = (async () => {
       max: sorted[sorted.length - 1] ?? NaN,
       errors: window.errors,
       rss: statusOf('VmRSS'),
+      anonFloor: Math.min(window.anonFloor, statusOf('RssAnon')),
       anon: statusOf('RssAnon'),
       file: statusOf('RssFile'),
       heap: await heapOf(),
@@ -251,6 +276,7 @@ const reporter = (async () => {
         String(window.imported).padStart(9),
         fmt(row.rss / 2 ** 20).padStart(9),
         `(${fmt(row.anon / 2 ** 20).padStart(5)} ${fmt(row.file / 2 ** 20).padStart(6)})`,
+        fmt(row.anonFloor / 2 ** 20).padStart(10),
         fmt(row.heap / 2 ** 20).padStart(8),
         ` ${row.lag}`,
       ].join(' '),
@@ -258,24 +284,28 @@ const reporter = (async () => {
   }
 })();
 
-await Promise.all([...readers, ...writers, importer, reporter]);
+await Promise.all([...readers, ...writers, importer, reporter, sampler]);
 server.kill('SIGTERM');
 await new Promise((resolve) => server.once('exit', resolve));
 if (!values.reuse) rmSync(dir, { recursive: true, force: true });
 
 // 5. The verdict.
 const errors = rows.reduce((n, r) => n + r.errors, 0);
+console.log(`pages past the end of matches the imports shrank (404 "Invalid page.", right): ${fmt(pastEnd)}`);
 const first = rows[0]!;
 const last = rows[rows.length - 1]!;
 const baselineAt = Math.min(2, RUN_MS / 60_000 / 2);
 const baseline = rows.find((r) => r.at >= baselineAt - 1e-9) ?? first;
-// Where RSS ends up, not its highest window: a window caught before a major collection is no leak (the one-minute
-// form read 524 MB in one window and 496 MB in the next, over 464 MB), while a leak stays in the last window.
-const growth = Math.max(last.rss / baseline.rss, 1) - 1;
+// The floor of anonymous RSS, not RSS at one instant: garbage not yet collected raises RSS until the next major
+// collection (the one-minute form read 474, 497 and 514 MB at the ends of three windows, 8.4 % growth, with the heap
+// at 107, 129 and 120 MB), and the mapped pages of the LMDB files grow with the log, which only ever grows (a
+// four-minute run with a read model of constant size: file pages 171 → 227 MB, anonymous 343 → 366 MB); memory
+// that is never given back raises the lowest anonymous RSS of every window after it.
+const growth = Math.max(last.anonFloor / baseline.anonFloor, 1) - 1;
 const checks: Array<[boolean, string]> = [
   [errors === 0, `errors: ${errors}`],
   [last.p99 <= 3 * first.p99, `p99 of the last window ${fmt(last.p99, 1)} ms ≤ 3 × the first's ${fmt(first.p99, 1)} ms`],
-  [growth <= 0.1, `RSS growth from minute ${fmt(baseline.at, 1)} (${fmt(baseline.rss / 2 ** 20)} MB) to the last window: ${fmt(100 * growth, 1)} % ≤ 10 %`],
+  [growth <= 0.1, `RSS growth (anonymous, the floor of a window) from minute ${fmt(baseline.at, 1)} (${fmt(baseline.anonFloor / 2 ** 20)} MB) to the last window (${fmt(last.anonFloor / 2 ** 20)} MB): ${fmt(100 * growth, 1)} % ≤ 10 %`],
 ];
 for (const [ok, what] of checks) console.log(`${ok ? 'PASS' : 'FAIL'}  ${what}`);
 for (const f of failures) console.log(`  error: ${f}`);

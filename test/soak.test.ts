@@ -3,7 +3,8 @@
  * by hand): `vm-api serve` under the random search mix, sites writes and a
  * background `vm-api import` every 10 s, in windows of 15 s. It passes only
  * with no request erring, the last window's p99 within 3× the first's, and
- * RSS in the last window no more than 10% over its level at the middle of the run.
+ * the lowest anonymous RSS of the last window no more than 10% over that of the
+ * middle of the run. `npm test` runs it after the rest of the suite, alone.
  */
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
