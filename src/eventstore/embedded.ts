@@ -54,6 +54,8 @@ const READ_BATCH = 5000;
 export interface EmbeddedOptions {
   /** How often to look for appends by other processes, in ms. */
   pollIntervalMs?: number;
+  /** lmdb-js's `overlappingSync` (its default: on, except on Windows); for bench/two-writers.ts to compare. */
+  overlappingSync?: boolean;
 }
 
 const toPosition = (n: number): Position => {
@@ -89,7 +91,8 @@ export class EmbeddedEventStore implements EventStore {
     const problem = lmdbFileProblem(path);
     if (problem !== undefined) throw new UnreadableLogError(path, problem);
     try {
-      return new EmbeddedEventStore(open({ path, compression: false }), options);
+      const overlapping = options.overlappingSync === undefined ? {} : { overlappingSync: options.overlappingSync };
+      return new EmbeddedEventStore(open({ path, compression: false, ...overlapping }), options);
     } catch (error) {
       throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
     }
