@@ -165,13 +165,10 @@ export class ReadModelStore implements FeedStore {
 
   /** Write a batch of changes to the journal, its change feed entries, and the checkpoint, atomically. */
   async write(changes: Iterable<Change>, feed: readonly FeedEntry[], checkpoint: Position): Promise<void> {
-    const assigned = new Map<string, number>();
-    await this.root.transaction(() => {
+    await this.transactionWithFeed(feed, () => {
       for (const { kind, id, record } of changes) this.journal.put([kind, id], record);
-      this.putFeedEntries(feed, assigned);
       this.putCheckpoint(checkpoint);
     });
-    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
   }
 
   /**
@@ -180,16 +177,24 @@ export class ReadModelStore implements FeedStore {
    * makes them count (a read model without one is cleared at start).
    */
   async appendFeed(entries: readonly FeedEntry[]): Promise<void> {
-    const assigned = new Map<string, number>();
-    await this.root.transaction(() => this.putFeedEntries(entries, assigned));
-    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
+    await this.transactionWithFeed(entries, () => undefined);
   }
 
   /**
-   * Within a write transaction: the entries, under their institutions'
-   * codes (those assigned here noted in `assigned`, known to this process
-   * only once the transaction has committed).
+   * One write transaction: `more`, and change feed entries under their
+   * institutions' codes (the codes assigned in it known to this process
+   * once it has committed).
    */
+  private async transactionWithFeed(entries: readonly FeedEntry[], more: () => void): Promise<void> {
+    const assigned = new Map<string, number>();
+    await this.root.transaction(() => {
+      more();
+      this.putFeedEntries(entries, assigned);
+    });
+    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
+  }
+
+  /** Within a write transaction: the entries, noting in `assigned` the institutions given a code here. */
   private putFeedEntries(entries: readonly FeedEntry[], assigned: Map<string, number>): void {
     for (const entry of entries) {
       const { institution } = entry;

@@ -4,8 +4,7 @@
  * it meanwhile). No writes: the caller persists the result.
  */
 import { comparePositions, type EventStore, type Position } from '../eventstore/port.js';
-import type { FeedEntry } from './change-feed.js';
-import type { EventFolder } from './folder.js';
+import type { EventFolder, FoldOptions } from './folder.js';
 import type { ReadModel } from './model.js';
 
 /**
@@ -23,13 +22,9 @@ export interface Replayed {
   applied: number;
 }
 
-export interface ReplayOptions {
-  /** Fold only the events of the institutions this accepts. */
-  takes?: (institution: string) => boolean;
+export interface ReplayOptions extends Pick<FoldOptions, 'takes' | 'feed'> {
   /** Told the events read so far, after each batch. */
   onRead?: (read: number) => void;
-  /** Told of each change feed entry. */
-  feed?: (entry: FeedEntry) => void;
 }
 
 /** Fold the events after `from` up to `head` and no further, then build the tables. */

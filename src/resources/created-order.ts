@@ -26,16 +26,16 @@ export const byCreatedAt = {
 };
 
 /** `ordering=created_at` and `ordering=-created_at`. */
-export const createdAtOrderings: Readonly<Record<string, OrderingDef>> = { created_at: ascending, '-created_at': descending };
+const createdAtOrderings: Readonly<Record<string, OrderingDef>> = { created_at: ascending, '-created_at': descending };
 
 /** `updated_at` with the range suffixes: what changed since (a record's own events and the derived counts it shows move it). */
 export const updatedAtParam: RangeParam<never> = { name: 'updated_at', type: 'timestamp', range: true, column: 'updated' };
 
 /** `ordering=updated_at` and `-updated_at`, ties in the default order. */
-export const updatedAtOrderings: Readonly<Record<string, OrderingDef>> = {
+const updatedAtOrderings: Readonly<Record<string, OrderingDef>> = {
   updated_at: { index: 'updated', descending: false },
   '-updated_at': { index: 'updated', descending: true },
 };
 
-/** The orderings of a resource that had none: created_at and updated_at, each both ways. */
+/** `ordering` created_at and updated_at, each both ways. */
 export const syncOrderings: Readonly<Record<string, OrderingDef>> = { ...createdAtOrderings, ...updatedAtOrderings };

@@ -2,7 +2,7 @@
 import type { ReadView } from '../../projections/projection.js';
 import type { CategoryRecord, OpportunityRecord } from '../../projections/records.js';
 import { categories } from './categories.js';
-import { byCreatedAt, createdAtOrderings, updatedAtOrderings, updatedAtParam } from './created-order.js';
+import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { FragmentCache, type JsonView, str, ts } from './json.js';
 
@@ -58,7 +58,7 @@ export const opportunities: ResourceDef<'opportunity'> = {
     { name: 'category.title', aliases: ['category_title'], type: 'text', through: { symbol: 'category', table: () => categories, param: 'title' } },
     updatedAtParam,
   ],
-  orderings: { ...createdAtOrderings, ...updatedAtOrderings },
+  orderings: syncOrderings,
   json: opportunityJson,
   nests: ['category', 'institution'],
 };

@@ -1,7 +1,7 @@
 /** Sequences and user sequences: declarations, search parameters and JSON. */
 import type { ReadView } from '../../projections/projection.js';
 import type { SequenceRecord, UserSequenceRecord } from '../../projections/records.js';
-import { byCreatedAt, createdAtOrderings, syncOrderings, updatedAtOrderings, updatedAtParam } from './created-order.js';
+import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { json, type JsonView, str, ts } from './json.js';
 import { profiles } from './profiles.js';
@@ -39,7 +39,7 @@ export const sequences: ResourceDef<'sequence'> = {
     { name: 'created_date', type: 'date', range: true, column: 'created' },
     updatedAtParam,
   ],
-  orderings: { ...createdAtOrderings, ...updatedAtOrderings },
+  orderings: syncOrderings,
   json: sequenceJson,
   nests: [],
 };

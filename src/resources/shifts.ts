@@ -1,6 +1,6 @@
 /** Shifts: declaration, search parameters, indexes, orderings and JSON. */
 import type { ShiftRecord } from '../../projections/records.js';
-import { createdAtOrderings, updatedAtOrderings, updatedAtParam } from './created-order.js';
+import { syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
 import { type JsonView, str, ts } from './json.js';
@@ -75,8 +75,7 @@ export const shifts: ResourceDef<'shift'> = {
     { name: 'category.title', aliases: ['category_title'], type: 'text', through: { symbol: 'opportunity', table: () => opportunities, param: 'category.title' } },
   ],
   orderings: {
-    ...createdAtOrderings,
-    ...updatedAtOrderings,
+    ...syncOrderings,
     shift_start_at: { index: 'start', descending: false },
     '-shift_start_at': { index: 'start', descending: true },
     shift_end_at: { index: 'end', descending: false },

@@ -45,7 +45,7 @@ export async function changesRoutes(parent: FastifyInstance, { changes }: { chan
     const { after, limit } = request.query;
     const results = changes.page(request.institutionId, after, limit);
     const last = results[results.length - 1];
-    return { results, next_cursor: last ? last.cursor : after && encodeCursor(after) };
+    return { results, next_cursor: last ? last.cursor : after ? encodeCursor(after) : null };
   });
   rejectOtherMethods(parent, '/changes/', ['GET']);
 }
