@@ -58,25 +58,24 @@ const textIs = <R>(choices: readonly string[], of: (r: R) => string | null | und
       return Array.isArray(got) ? got.some((g: string) => same(g, v)) : same(got as string | null | undefined, v);
     },
   }));
-const createdAtIs = <R extends { created_at: number }>() =>
-  fc.tuple(fc.integer({ min: -1, max: 5 }), fc.integer({ min: 0, max: 4 })).map(([day, half]) => {
-    const v = (BASE_DAY + day) * MICROS_PER_DAY + half * 30 * MINUTE;
+/** Timestamps on the days `lastDay` days around BASE_DAY, up to `steps` steps of `stepMinutes` into a day, as a filter of `of`. */
+const timestampIs = <R>(of: (r: R) => number, lastDay: number, stepMinutes: number, steps: number) =>
+  fc.tuple(fc.integer({ min: -1, max: lastDay }), fc.integer({ min: 0, max: steps })).map(([day, step]) => {
+    const v = (BASE_DAY + day) * MICROS_PER_DAY + step * stepMinutes * MINUTE;
     const iso = new Date(v / 1000).toISOString().replace('.000Z', 'Z');
-    return { text: iso, test: (r: R, op: Op) => compare(r.created_at, op, v) };
+    return { text: iso, test: (r: R, op: Op) => compare(of(r), op, v) };
   });
+/** Dates around BASE_DAY, as a filter of the UTC day of `of`. */
+const dateIs = <R>(of: (r: R) => number, lastDay: number) =>
+  fc.integer({ min: BASE_DAY - 1, max: BASE_DAY + lastDay }).map((d) => ({
+    text: formatDate(d),
+    test: (r: R, op: Op) => compare(Math.floor(of(r) / MICROS_PER_DAY), op, d),
+  }));
+const createdAtIs = <R extends { created_at: number }>() => timestampIs<R>((r) => r.created_at, 5, 30, 4);
 /** Changed later than made, by 0 to 3 times 45 minutes: ties, and orders other than created_at's. */
 const updatedAt = (seed: [number, number], i: number) => createdAt(seed) + ((i * 7) % 4) * 45 * MINUTE;
-const updatedAtIs = <R extends { updated_at: number }>() =>
-  fc.tuple(fc.integer({ min: -1, max: 5 }), fc.integer({ min: 0, max: 8 })).map(([day, quarter]) => {
-    const v = (BASE_DAY + day) * MICROS_PER_DAY + quarter * 15 * MINUTE;
-    const iso = new Date(v / 1000).toISOString().replace('.000Z', 'Z');
-    return { text: iso, test: (r: R, op: Op) => compare(r.updated_at, op, v) };
-  });
-const createdDateIs = <R extends { created_at: number }>() =>
-  fc.integer({ min: BASE_DAY - 1, max: BASE_DAY + 5 }).map((d) => ({
-    text: formatDate(d),
-    test: (r: R, op: Op) => compare(Math.floor(r.created_at / MICROS_PER_DAY), op, d),
-  }));
+const updatedAtIs = <R extends { updated_at: number }>() => timestampIs<R>((r) => r.updated_at, 5, 15, 8);
+const createdDateIs = <R extends { created_at: number }>() => dateIs<R>((r) => r.created_at, 5);
 
 // ── Records and conditions per resource ─────────────────────────────────────
 
@@ -297,11 +296,6 @@ function reservationOf(seed: typeof reservationArb extends fc.Arbitrary<infer T>
   };
 }
 
-const startIs = fc.tuple(fc.integer({ min: -1, max: 4 }), fc.integer({ min: 0, max: 4 })).map(([day, half]) => {
-  const v = (BASE_DAY + day) * MICROS_PER_DAY + half * 30 * MINUTE;
-  return { text: new Date(v / 1000).toISOString().replace('.000Z', 'Z'), test: (r: ReservationRecord, op: Op) => compare(r.shift_start_at, op, v) };
-});
-
 const reservationConditions: Condition<ReservationRecord>[] = [
   { keys: ['id'], ranged: false, values: textIs([idOf(6000), idOf(6003).toUpperCase(), idOf(5)], (r) => r.id) },
   { keys: ['user.id', 'user_id'], ranged: false, values: textIs([USERS[0]!.id, USERS[2]!.id.toUpperCase(), idOf(5)], (r) => r.user_id) },
@@ -322,15 +316,8 @@ const reservationConditions: Condition<ReservationRecord>[] = [
     values: fc.constantFrom(1, 6).map((v) => ({ text: String(v), test: (r: ReservationRecord) => r.status === v })),
   },
   { keys: ['created_at'], ranged: true, values: createdAtIs<ReservationRecord>() },
-  { keys: ['shift_start_at'], ranged: true, values: startIs },
-  {
-    keys: ['shift_date'],
-    ranged: true,
-    values: fc.integer({ min: BASE_DAY - 1, max: BASE_DAY + 4 }).map((d) => ({
-      text: formatDate(d),
-      test: (r: ReservationRecord, op: Op) => compare(Math.floor(r.shift_start_at / MICROS_PER_DAY), op, d),
-    })),
-  },
+  { keys: ['shift_start_at'], ranged: true, values: timestampIs<ReservationRecord>((r) => r.shift_start_at, 4, 30, 4) },
+  { keys: ['shift_date'], ranged: true, values: dateIs<ReservationRecord>((r) => r.shift_start_at, 4) },
   {
     keys: ['logged_hours'],
     ranged: true,
