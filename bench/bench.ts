@@ -25,7 +25,7 @@ import { openEventStore } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { mixRequests } from './mix.js';
 import { randomQueries, withPage } from './random-mix.js';
-import { classTable, slowest as slowestQueries, type Timing } from './report.js';
+import { classTable, quantile, slowest as slowestQueries, type Timing } from './report.js';
 import { mulberry32 } from '../scripts/random.js';
 
 const { values } = parseArgs({
@@ -500,13 +500,9 @@ let scale = 1;
   const key = data.keys[0]!;
   const rand = mulberry32(Number(values.seed ?? 7) ^ 0x51c);
   const pickOf = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
-  const spread = (xs: number[]) => {
-    const sorted = [...xs].sort((a, b) => a - b);
-    return { median: median(sorted), p99: sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * 0.99))]!, max: sorted[sorted.length - 1]! };
-  };
   const line = (xs: number[]) => {
-    const { median: m, p99, max } = spread(xs);
-    return `median ${fmt(m, 2)} ms, p99 ${fmt(p99, 2)} ms, max ${fmt(max, 2)} ms`;
+    const sorted = [...xs].sort((a, b) => a - b);
+    return `median ${fmt(median(sorted), 2)} ms, p99 ${fmt(quantile(sorted, 0.99), 2)} ms, max ${fmt(sorted[sorted.length - 1]!, 2)} ms`;
   };
   // Date windows of a day, a week or a month over the institution's shifts, in every order, at any page.
   const [first, last] = data.pools[0]!.startDays;
