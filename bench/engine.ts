@@ -24,7 +24,7 @@ import { openRuntime } from '../src/runtime.js';
 import { mulberry32 } from '../scripts/random.js';
 import type { BenchData } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
-import { classTable, heaviest, slowest } from './report.js';
+import { classTable, heaviest, slowest, type Timing } from './report.js';
 
 const { values, positionals } = parseArgs({
   options: {
@@ -72,17 +72,18 @@ const building = performance.now();
 model.buildRanks(Infinity);
 console.log(`rank matrices made in ${Math.round(performance.now() - building)} ms`);
 
-const timings: Array<{ ms: number; cls: string; path: string; count: number }> = [];
+const timings: Timing[] = [];
 const started = performance.now();
 for (const { def, table, count, paged, query } of prepared) {
   const runs: number[] = [];
+  let plan: string | undefined;
   for (let r = 0; r < REPEAT; r++) {
     const t0 = performance.now();
-    search(table, query, offsetOf(query), query.limit, model, def.groups);
+    plan = search(table, query, offsetOf(query), query.limit, model, def.groups).plan;
     runs.push(performance.now() - t0);
   }
   runs.sort((a, b) => a - b);
-  timings.push({ ms: runs[runs.length >> 1]!, cls: paged.cls, path: paged.path, count });
+  timings.push({ ms: runs[runs.length >> 1]!, cls: paged.cls, path: paged.path, count, plan });
 }
 const wall = performance.now() - started;
 await runtime.close();

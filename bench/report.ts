@@ -6,6 +6,8 @@ export interface Timing {
   readonly cls: string;
   readonly path: string;
   readonly count: number;
+  /** The engine's plan, where the timing is the engine's own. */
+  readonly plan?: string;
 }
 
 /** The value at quantile q (0 to 1) of sorted values. */
@@ -37,7 +39,7 @@ export function classTable(timings: readonly Timing[], rows: number): void {
 export function slowest(timings: readonly Timing[], n: number): void {
   console.log(`the ${n} slowest queries:`);
   for (const t of [...timings].sort((a, b) => b.ms - a.ms).slice(0, n)) {
-    console.log(`  ${us(t.ms).padStart(8)}  ${String(t.count).padStart(7)} matches  ${t.path}`);
+    console.log(`  ${us(t.ms).padStart(8)}  ${String(t.count).padStart(7)} matches  ${t.path}${t.plan ? `  [${t.plan}]` : ''}`);
   }
 }
 

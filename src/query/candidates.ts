@@ -8,7 +8,7 @@
  */
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { checkOfConstraint, type Constraint } from './constraints.js';
+import { checkOfAll, type Constraint } from './constraints.js';
 
 export type Check = (row: number) => boolean;
 
@@ -24,12 +24,8 @@ export interface Candidate {
   readonly fixed: number;
 }
 
-export const checkOf = (table: Pick<Table<Identified>, 'column'>, c: Constraint): Check => checkOfConstraint(table, c);
-
-export function passes(checks: readonly Check[], row: number): boolean {
-  for (let i = 0; i < checks.length; i++) if (!checks[i]!(row)) return false;
-  return true;
-}
+/** Whether a row satisfies all of these constraints (see checkOfAll). */
+export const checkOf = (table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): Check => checkOfAll(table, constraints);
 
 /**
  * How a candidate's rows stand in the order of `order`: its blocks follow

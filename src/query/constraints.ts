@@ -186,13 +186,61 @@ function relatedCodes<R extends Identified>(
     return out;
   }
   // Related tables are small (an institution's opportunities, categories, profiles): a scan.
-  const checks = found.constraints.map((c) => checkOfConstraint(other, c));
-  for (const row of other.liveRows()) if (checks.every((check) => check(row))) add(row);
+  const check = checkOfAll(other, found.constraints);
+  for (const row of other.liveRows()) if (check(row)) add(row);
   return out;
 }
 
+/**
+ * Whether a row satisfies every one of these constraints, as one function:
+ * ranges (and single codes, a range of one) read their columns in one
+ * loop, the one that admits the fewest rows of its index first; sets of
+ * codes, then row tests, after them. One call per row, not one per
+ * constraint, keeps walks and scans, which call it for every row they
+ * read, cheap.
+ */
+export function checkOfAll(table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): (row: number) => boolean {
+  const ranges: Array<{ values: Float64Array; lo: number; hi: number; share: number }> = [];
+  const others: Array<(row: number) => boolean> = [];
+  for (const c of constraints) {
+    if (c.kind === 'test' || (c.kind === 'codes' && c.codes.length !== 1)) continue;
+    const [lo, hi] = c.kind === 'range' ? [c.lo, c.hi] : [c.codes[0]!, c.codes[0]! + 1];
+    const index = table.indexLedBy(c.column);
+    const share = index ? index.lowerBound(hi) - index.lowerBound(lo) : Infinity;
+    ranges.push({ values: table.column(c.column), lo, hi, share });
+  }
+  ranges.sort((a, b) => a.share - b.share);
+  for (const c of constraints) if (c.kind === 'codes' && c.codes.length !== 1) others.push(checkOfConstraint(table, c));
+  for (const c of constraints) if (c.kind === 'test') others.push(c.test);
+  const columns = ranges.map((r) => r.values);
+  const lo = Float64Array.from(ranges, (r) => r.lo);
+  const hi = Float64Array.from(ranges, (r) => r.hi);
+  const n = ranges.length;
+  const inRanges =
+    n === 0
+      ? () => true
+      : n === 1
+        ? (row: number) => {
+            const v = columns[0]![row]!;
+            return v >= lo[0]! && v < hi[0]!;
+          }
+        : (row: number) => {
+            for (let j = 0; j < n; j++) {
+              const v = columns[j]![row]!;
+              if (v < lo[j]! || v >= hi[j]!) return false;
+            }
+            return true;
+          };
+  if (others.length === 0) return inRanges;
+  return (row) => {
+    if (!inRanges(row)) return false;
+    for (let j = 0; j < others.length; j++) if (!others[j]!(row)) return false;
+    return true;
+  };
+}
+
 /** Whether a row satisfies a constraint. */
-export function checkOfConstraint(table: Pick<Table<Identified>, 'column'>, c: Constraint): (row: number) => boolean {
+function checkOfConstraint(table: Pick<Table<Identified>, 'column'>, c: Constraint): (row: number) => boolean {
   if (c.kind === 'test') return c.test;
   const values = table.column(c.column);
   if (c.kind === 'range') {

@@ -25,8 +25,8 @@ import type { Kind, Records } from '../../projections/records.js';
 import type { ReadView } from '../../projections/projection.js';
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { type Candidate, type Check, candidatesOf, checkOf, inOrder, passes } from './candidates.js';
-import { rankPage, rowsOf, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
+import { type Candidate, type Check, candidatesOf, checkOf, inOrder } from './candidates.js';
+import { rankPage, rankPageCost, rowsOf, scratch, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
 import type { RankMatrix } from '../readmodel/rank-matrix.js';
 import { type Constraint, constraintsOf, type Groups } from './constraints.js';
 import type { SearchQuery } from './schema.js';
@@ -37,6 +37,8 @@ export { intervalOf } from './constraints.js';
 export interface SearchResult {
   readonly count: number;
   readonly rows: readonly number[];
+  /** How it was answered (for the bench's slowest queries): the strategy and its estimated cost in rows read. */
+  readonly plan?: string;
 }
 
 /** What a search reads besides its table: records, and the institution's other tables (relation filters). */
@@ -44,8 +46,8 @@ export interface SearchView extends ReadView {
   table<K extends Kind>(kind: K, institutionId: string): Table<Records[K]> | undefined;
 }
 
-/** A comparison in a sort (of integers, natively) costs about this many row checks of a walk. */
-const SORT_COST_PER_COMPARISON = 0.5;
+/** Putting a match in order (its position looked up, then a bucket selection over all of them) costs about this many row checks of a walk. */
+const SELECT_COST_PER_MATCH = 1;
 /** Rank counts a pair of candidates may take to be counted (block pairs × levels). */
 const MAX_PAIR_COST = 20_000;
 
@@ -57,7 +59,7 @@ const MAX_PAIR_COST = 20_000;
  * (`rankFrom`).
  * Tests lower them, so that small data meets every strategy.
  */
-export const thresholds = { maxSorted: 50_000, small: 512, rankFrom: 2_000 };
+export const thresholds = { maxSorted: 4_000_000, small: 512, rankFrom: 2_000 };
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -79,7 +81,7 @@ export function search<R extends Identified>(
   if (plan === undefined) return { count: 0, rows: [] };
   if (plan.id !== undefined) {
     const row = table.rowOf(plan.id);
-    const hit = row !== undefined && passes(plan.constraints.map((c) => checkOf(table, c)), row);
+    const hit = row !== undefined && checkOf(table, plan.constraints)(row);
     return { count: hit ? 1 : 0, rows: hit && offset === 0 ? [row] : [] };
   }
   // A range every row of its index is in filters nothing.
@@ -87,7 +89,7 @@ export function search<R extends Identified>(
   if (constraints.length === 0) return all();
 
   const candidates = candidatesOf(table, constraints, order);
-  const checksBesides = (candidate: Candidate) => constraints.filter((c) => !candidate.covers.has(c)).map((c) => checkOf(table, c));
+  const checkBesides = (candidate: Candidate) => checkOf(table, constraints.filter((c) => !candidate.covers.has(c)));
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.
   const sliced = exact.filter((c) => inOrder(c, order) === 'concatenated').sort(bySize)[0];
@@ -95,51 +97,52 @@ export function search<R extends Identified>(
 
   // The walk: the order index (or its block the query narrows it to), testing what it does not cover, from whichever end is nearer.
   const walk = candidates.filter((c) => c.index === order && c.fixed === 0).sort(bySize)[0] ?? whole(order);
-  const walkChecks = checksBesides(walk);
+  const walkCheck = checkBesides(walk);
   const walkCost = (count: number) => {
     if (count === 0) return 0;
     const take = Math.min(limit, count - offset);
     return ((Math.min(offset, count - offset - take) + take) * walk.size) / count;
   };
-  const walked = (count: number): SearchResult => ({ count, rows: walkNearer(walk, walkChecks, descending, offset, limit, count) });
-  const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * Math.log2(count + 1) * SORT_COST_PER_COMPARISON : Infinity);
+  const walked = (count: number): SearchResult => ({ count, rows: walkNearer(walk, walkCheck, descending, offset, limit, count) });
+  const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * SELECT_COST_PER_MATCH : Infinity);
   const bits = Math.log2(order.size + 1);
-  const allChecks = () => constraints.map((c) => checkOf(table, c));
+  const checkAll = () => checkOf(table, constraints);
 
   // Exact candidates count from their bounds: the page decides.
-  let best: { cost: number; answer: () => SearchResult } | undefined;
-  const consider = (cost: number, answer: () => SearchResult) => {
-    if (best === undefined || cost < best.cost) best = { cost, answer };
+  let best: { plan: string; cost: number; answer: () => SearchResult } | undefined;
+  const consider = (plan: string, cost: number, answer: () => SearchResult) => {
+    if (best === undefined || cost < best.cost) best = { plan, cost, answer };
   };
+  const answerBest = (): SearchResult => ({ ...best!.answer(), plan: `${best!.plan} ~${Math.round(best!.cost)}` });
   for (const candidate of exact) {
     const count = candidate.size;
     if (offset >= count) return { count, rows: [] };
     const blocks = candidate.blocks.length / 2;
     const placed = inOrder(candidate, order);
     if (placed === 'each' && count > thresholds.small) {
-      consider(blocks * 2 * bits ** 2, () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
+      consider('select across', blocks * 2 * bits ** 2, () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
     }
-    consider(sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
-    consider(walkCost(count), () => walked(count));
+    consider('sort', sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
+    consider('walk', walkCost(count), () => walked(count));
     // Out of order and dear either way: the rank matrix of its index by positions in the order (made in the background once wanted).
-    const rankCost = blocks * 4 * bits + (Math.min(limit, count) * order.size) / count;
+    const rankCost = rankPageCost(blocks * 2 * bits, Math.min(limit, count - offset), count, order.size);
     if (placed === false && best!.cost > Math.max(rankCost, thresholds.rankFrom)) {
       const matrix = table.ranks.get(candidate.index, order);
       if (matrix) {
         const kth = (k: number) => matrix.kth(candidate.blocks, k);
-        consider(rankCost, () => ({ count, rows: rankPage(kth, count, order, allChecks(), descending, offset, limit) }));
+        consider('rank', rankCost, () => ({ count, rows: rankPage(kth, count, order, checkAll(), descending, offset, limit) }));
       }
     }
   }
-  if (best) return best.answer();
+  if (best) return answerBest();
 
   // Else the smallest candidate scanned, testing what it leaves: in the order, the page on the way; else the matches, sorted.
   const driver = candidates.sort(bySize)[0] ?? walk;
-  const checks = checksBesides(driver);
+  const check = checkBesides(driver);
   const driverInOrder = inOrder(driver, order) === 'concatenated';
   const scanned = (): SearchResult => {
-    if (driverInOrder) return scanInOrder(driver, checks, descending, offset, limit);
-    const { count, matches } = scanMatches(driver, checks, thresholds.maxSorted);
+    if (driverInOrder) return scanInOrder(driver, check, descending, offset, limit);
+    const { count, matches } = scanMatches(driver, check, thresholds.maxSorted);
     if (offset >= count) return { count, rows: [] };
     if (walkCost(count) < sortCost(count)) return walked(count);
     return { count, rows: sortedPage(order, matches, count, descending, offset, limit) };
@@ -148,26 +151,26 @@ export function search<R extends Identified>(
   // Two candidates, each exact for its constraints, together for all of them, are counted without a scan by the rank
   // matrix of one's index by positions in the other's; the page then by whichever way reads fewest rows.
   const paired = pairCount(table, candidates, constraints, order, bits);
-  if (paired === undefined) return scanned();
+  if (paired === undefined) return { ...scanned(), plan: `scan ${driver.size}` };
   const { count, first, second, matrix } = paired;
   if (offset >= count) return { count, rows: [] };
   // The k-th row of both, by its position in the second's index.
   const kth = kthWithin(matrix, first.blocks, second.blocks);
   const kthCost = bits * first.blocks.length;
   // The second is a range of the order: the page is the first's rows at those positions of it.
-  if (second.index === order) consider(2 * kthCost + (Math.min(limit, count) * order.size) / count, () => ({ count, rows: rankPage(kth, count, order, allChecks(), descending, offset, limit) }));
-  consider(walkCost(count), () => walked(count));
-  consider(driver.size + (driverInOrder ? 0 : sortCost(count)), scanned);
+  if (second.index === order) consider('pair rank', rankPageCost(kthCost, Math.min(limit, count - offset), count, order.size), () => ({ count, rows: rankPage(kth, count, order, checkAll(), descending, offset, limit) }));
+  consider('walk', walkCost(count), () => walked(count));
+  consider('scan', driver.size + (driverInOrder ? 0 : sortCost(count)), scanned);
   // Few: each found by its k-th, then sorted by position in the order.
-  consider(count * kthCost + sortCost(count), () => {
+  consider('pair kth', count * kthCost + sortCost(count), () => {
     const rows = Array.from({ length: count }, (_, k) => second.index.order[kth(k)]!);
     return { count, rows: sortedPage(order, rows, count, descending, offset, limit) };
   });
-  return best!.answer();
+  return answerBest();
 }
 
 /** The count and page of a candidate in the order, testing its rows (a descending page by a walk back from the nearer end). */
-function scanInOrder(driver: Candidate, checks: readonly Check[], descending: boolean, offset: number, limit: number): SearchResult {
+function scanInOrder(driver: Candidate, check: Check, descending: boolean, offset: number, limit: number): SearchResult {
   const rows = driver.index.order;
   const { blocks } = driver;
   const page: number[] = [];
@@ -175,30 +178,30 @@ function scanInOrder(driver: Candidate, checks: readonly Check[], descending: bo
   for (let b = 0; b < blocks.length; b += 2) {
     for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
       const row = rows[i]!;
-      if (!passes(checks, row)) continue;
+      if (!check(row)) continue;
       if (count >= offset && page.length < limit) page.push(row);
       count++;
     }
   }
   if (offset >= count || !descending) return { count, rows: page };
-  return { count, rows: walkNearer(driver, checks, true, offset, limit, count) };
+  return { count, rows: walkNearer(driver, check, true, offset, limit, count) };
 }
 
-/** How many rows of a candidate pass the checks, and the first `max` of them. */
-function scanMatches(driver: Candidate, checks: readonly Check[], max: number): { count: number; matches: number[] } {
+/** How many rows of a candidate pass the check, and the first `max` of them (in a scratch array). */
+function scanMatches(driver: Candidate, check: Check, max: number): { count: number; matches: Uint32Array } {
   const rows = driver.index.order;
   const { blocks } = driver;
-  const matches: number[] = [];
+  const found = scratch('matches', Math.min(max, driver.size));
   let count = 0;
   for (let b = 0; b < blocks.length; b += 2) {
     for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
       const row = rows[i]!;
-      if (!passes(checks, row)) continue;
-      if (count < max) matches.push(row);
+      if (!check(row)) continue;
+      if (count < max) found[count] = row;
       count++;
     }
   }
-  return { count, matches };
+  return { count, matches: found.subarray(0, Math.min(count, max)) };
 }
 
 /** Whether a constraint is a range every row of an index led by its column is in. */

@@ -6,12 +6,28 @@
  * positions in the order; a walk of the order testing each row.
  */
 import type { SortedIndex } from '../readmodel/sorted-index.js';
-import { type Candidate, type Check, passes } from './candidates.js';
+import type { Candidate, Check } from './candidates.js';
 import type { SearchResult } from './engine.js';
 
-/** The rows of a candidate's blocks. */
+/**
+ * A Uint32Array of `n` elements over a buffer kept for `slot` and reused by
+ * the next search: searches run one at a time, and a view must not be kept
+ * past the search that took it. (Fresh arrays of this size, allocated
+ * outside the heap, would make V8 collect the whole heap often.)
+ */
+export function scratch(slot: 'matches' | 'positions' | 'inside', n: number): Uint32Array {
+  let buffer = scratches.get(slot);
+  if (buffer === undefined || buffer.length < n) {
+    buffer = new Uint32Array(Math.max(n, 2 * (buffer?.length ?? 0), 1024));
+    scratches.set(slot, buffer);
+  }
+  return buffer.subarray(0, n);
+}
+const scratches = new Map<string, Uint32Array>();
+
+/** The rows of a candidate's blocks (in a scratch array). */
 export function rowsOf({ index, blocks, size }: Candidate): Uint32Array {
-  const out = new Uint32Array(size);
+  const out = scratch('matches', size);
   let n = 0;
   for (let b = 0; b < blocks.length; b += 2) {
     out.set(index.order.subarray(blocks[b]!, blocks[b + 1]!), n);
@@ -41,20 +57,54 @@ export function slice(index: SortedIndex, blocks: readonly number[], size: numbe
   return { count: size, rows: page };
 }
 
-/** The page of `matches` (all `count` of them, or the first thresholds.maxSorted) by their positions in the order. */
+/**
+ * The page of `matches` (all `count` of them, or the first
+ * thresholds.maxSorted) by their positions in the order, in time linear in
+ * their number: the positions are counted in buckets of the order's
+ * positions, and only the buckets the page falls in are sorted.
+ */
 export function sortedPage(order: SortedIndex, matches: ArrayLike<number>, count: number, descending: boolean, offset: number, limit: number): number[] {
   const ranks = order.ranks();
-  const positions = new Uint32Array(matches.length);
-  for (let i = 0; i < matches.length; i++) positions[i] = ranks[matches[i]!]!;
-  positions.sort();
-  const page: number[] = [];
-  const wanted = Math.min(offset + limit, count);
-  for (let k = offset; k < wanted; k++) page.push(order.order[positions[descending ? count - 1 - k : k]!]!);
-  return page;
+  const m = matches.length;
+  const take = Math.min(limit, count - offset);
+  if (take <= 0) return [];
+  const first = descending ? count - offset - take : offset;
+  const positions = scratch('positions', m);
+  for (let i = 0; i < m; i++) positions[i] = ranks[matches[i]!]!;
+  const wanted = m <= SORT_ALL ? positions.sort().subarray(first, first + take) : selectRange(positions, order.size, first, take);
+  const page = Array.from(wanted, (p) => order.order[p]!);
+  return descending ? page.reverse() : page;
+}
+
+/** Below this many positions a page's are found by sorting them all. */
+const SORT_ALL = 2048;
+const BUCKET_BITS = 11;
+
+/** The positions ranked [first, first + take) among distinct `positions` (each below `size`), ascending. */
+function selectRange(positions: Uint32Array, size: number, first: number, take: number): Uint32Array {
+  const shift = Math.max(0, Math.ceil(Math.log2(size + 1)) - BUCKET_BITS);
+  const counts = new Uint32Array((size >>> shift) + 2);
+  for (let i = 0; i < positions.length; i++) counts[positions[i]! >>> shift]!++;
+  // The buckets holding ranks first and first + take - 1, and how many positions are in the buckets before them.
+  let bucket = 0;
+  let before = 0;
+  while (before + counts[bucket]! <= first) before += counts[bucket++]!;
+  let last = bucket;
+  let through = before + counts[bucket]!;
+  while (through < first + take) through += counts[++last]!;
+  const lo = bucket << shift;
+  const hi = (last + 1) << shift;
+  const inside = scratch('inside', through - before);
+  let n = 0;
+  for (let i = 0; i < positions.length; i++) {
+    const p = positions[i]!;
+    if (p >= lo && p < hi) inside[n++] = p;
+  }
+  return inside.sort().subarray(first - before, first - before + take);
 }
 
 /** The page of the rows of a candidate in order (or reversed) that pass the checks, walking until it is full. */
-export function walkPage(walk: Candidate, checks: readonly Check[], descending: boolean, offset: number, limit: number): number[] {
+export function walkPage(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number): number[] {
   const rows = walk.index.order;
   const { blocks } = walk;
   const nBlocks = blocks.length / 2;
@@ -66,7 +116,7 @@ export function walkPage(walk: Candidate, checks: readonly Check[], descending: 
     const to = blocks[b + 1]!;
     for (let k = 0; k < to - from; k++) {
       const row = rows[descending ? to - 1 - k : from + k]!;
-      if (!passes(checks, row)) continue;
+      if (!check(row)) continue;
       if (count++ >= offset) {
         page.push(row);
         if (page.length === limit) return page;
@@ -140,7 +190,7 @@ export function rankPage(
   kth: (k: number) => number,
   count: number,
   order: SortedIndex,
-  checks: readonly Check[],
+  check: Check,
   descending: boolean,
   offset: number,
   limit: number,
@@ -155,7 +205,7 @@ export function rankPage(
   if (to - from < take * SPARSE) {
     for (let p = from; p <= to; p++) {
       const row = rows[p]!;
-      if (passes(checks, row)) page.push(row);
+      if (check(row)) page.push(row);
     }
   } else {
     for (let k = first; k < first + take; k++) page.push(rows[k === first ? from : k === first + take - 1 ? to : kth(k)]!);
@@ -167,13 +217,19 @@ export function rankPage(
  * `walkPage` for a selection of `count` rows, from whichever end of the
  * walk its page is nearer to.
  */
-export function walkNearer(walk: Candidate, checks: readonly Check[], descending: boolean, offset: number, limit: number, count: number): number[] {
+export function walkNearer(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number, count: number): number[] {
   const take = Math.min(limit, count - offset);
   if (take <= 0) return [];
   const fromOtherEnd = count - offset - take;
-  if (fromOtherEnd >= offset) return walkPage(walk, checks, descending, offset, take);
-  return walkPage(walk, checks, !descending, fromOtherEnd, take).reverse();
+  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take);
+  return walkPage(walk, check, !descending, fromOtherEnd, take).reverse();
 }
 
 /** Rows of the order between the page's first and last, per row of the page, past which each is found by its own k-th. */
 const SPARSE = 16;
+
+/** What rankPage costs (in rows read) for a page of `take` of `count` rows spread over an order of `size`, each k-th costing `kthCost`. */
+export function rankPageCost(kthCost: number, take: number, count: number, size: number): number {
+  const between = (take * size) / count;
+  return between < take * SPARSE ? 2 * kthCost + between : take * kthCost;
+}
