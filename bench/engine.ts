@@ -15,7 +15,9 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import type { Kind, Records } from '../projections/records.js';
 import { sha256 } from '../src/http/auth.js';
-import { offsetOf } from '../src/http/pagination.js';
+import type { FastifyRequest } from 'fastify';
+import { envelope, offsetOf } from '../src/http/pagination.js';
+import { pageFragments } from '../src/http/routes/read.js';
 import { search } from '../src/query/engine.js';
 import type { ResourceDef } from '../src/query/resource.js';
 import { searchSchema } from '../src/query/schema.js';
@@ -65,7 +67,7 @@ const prepared = queries.map((q) => {
   const paged = withPage(q, count, rand);
   const query = schema.parse(Object.fromEntries(new URL(paged.path, 'http://bench').searchParams));
   search(table, query, offsetOf(query), query.limit, model, def.groups);
-  return { def, table, count, paged, query };
+  return { def, schema, table, count, paged, query };
 });
 // What those searches wanted made in the background (rank matrices), made now.
 const building = performance.now();
@@ -73,8 +75,27 @@ model.buildRanks(Infinity);
 console.log(`rank matrices made in ${Math.round(performance.now() - building)} ms`);
 
 const timings: Timing[] = [];
+// Besides the search: the other stages a server pays per request (parsing, the page's JSON, the envelope), in µs.
+const stages = { parse: 0, 'fragments (first)': 0, 'fragments (again)': 0, envelope: 0 };
+const slab = Buffer.allocUnsafeSlow(1 << 22);
 const started = performance.now();
-for (const { def, table, count, paged, query } of prepared) {
+for (const { def, schema, table, count, paged, query } of prepared) {
+  const url = new URL(paged.path, 'http://bench');
+  const t0 = performance.now();
+  schema.parse(Object.fromEntries(url.searchParams));
+  const t1 = performance.now();
+  const { rows } = search(table, query, offsetOf(query), query.limit, model, def.groups);
+  const t2 = performance.now();
+  pageFragments(def, model, table!, rows, table!.institution);
+  const t3 = performance.now();
+  const fragments = pageFragments(def, model, table!, rows, table!.institution);
+  const t4 = performance.now();
+  envelope({ url: url.pathname + url.search, protocol: 'http', host: 'bench' } as FastifyRequest, undefined, query, count, fragments, (n) => slab.subarray(0, n));
+  const t5 = performance.now();
+  stages.parse += t1 - t0;
+  stages['fragments (first)'] += t3 - t2;
+  stages['fragments (again)'] += t4 - t3;
+  stages.envelope += t5 - t4;
   const runs: number[] = [];
   let plan: string | undefined;
   for (let r = 0; r < REPEAT; r++) {
@@ -90,6 +111,7 @@ await runtime.close();
 
 const total = timings.reduce((a, t) => a + t.ms, 0);
 console.log(`${timings.length} queries (${new Set(timings.map((t) => t.path)).size} distinct), engine time mean ${(1000 * total / timings.length).toFixed(1)} µs; wall ${(wall / 1000).toFixed(1)} s`);
+console.log(`other stages, mean per query: ${Object.entries(stages).map(([name, ms]) => `${name} ${((1000 * ms) / timings.length).toFixed(1)} µs`).join(', ')}`);
 classTable(timings, 40);
 heaviest(timings, 25);
 slowest(timings, 15);

@@ -90,9 +90,14 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
         const whole: Candidate = { index: order, blocks: [0, order.size], size: order.size, covers: new Set(), fixed: 0 };
         const positions = Uint32Array.from(byOpportunity.index.order.subarray(0, byOpportunity.index.size), (row) => ranks[row]!);
         const matrix = RankMatrix.of(positions, bitsFor(order.size));
-        const pages: Array<[string, number[]]> = [
+        // A walk reads the order up to the page's last row (all of it when the page is not full), and gives up past its budget.
+        const last = expected.at(-1);
+        const read = expected.length === limit && last !== undefined ? (descending ? order.size - ranks[last]! : ranks[last]! + 1) : order.size;
+        if (walkPage(whole, check, descending, offset, limit, read - 1) !== undefined) throw new Error(`a walk of ${read} rows kept to ${read - 1}`);
+        const pages: Array<[string, number[] | undefined]> = [
           ['sort', sortedPage(order, rowsOf(byOpportunity), matches.length, descending, offset, limit)],
           ['walk', walkPage(whole, check, descending, offset, limit)],
+          ['walk within its budget', walkPage(whole, check, descending, offset, limit, read)],
           ['walk from the nearer end', walkNearer(whole, check, descending, offset, limit, matches.length)],
           ['rank matrix', rankPage((k) => matrix.kth(byOpportunity.blocks, k), matches.length, order, check, descending, offset, limit)],
         ];
@@ -101,7 +106,7 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
           pages.push(['selection across blocks', selectAcross(byOpportunity, order, descending, offset, limit)]);
         }
         for (const [name, page] of pages) {
-          if (page.join() !== expected.join()) throw new Error(`${name} (${ordering}, offset ${offset}): ${page.join()} expected ${expected.join()}`);
+          if (page?.join() !== expected.join()) throw new Error(`${name} (${ordering}, offset ${offset}): ${page?.join()} expected ${expected.join()}`);
           compared++;
         }
       },

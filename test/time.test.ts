@@ -11,6 +11,24 @@ t.test('timestamps keep microseconds', async (t) => {
   t.equal(formatTimestamp(parseTimestamp('1969-12-31T23:59:59.999999Z')!), '1969-12-31T23:59:59.999999Z');
 });
 
+t.test('a timestamp is written as the ISO form of its instant, with the microseconds when there are any', async (t) => {
+  // Years 1700 to 2239 (microseconds held exactly in a double: within 2^53 of 1970), by the Date of its milliseconds and
+  // its microseconds apart.
+  const micros = fc.integer({ min: -8_520_336_000_000_000, max: 8_520_336_000_000_000 });
+  fc.assert(
+    fc.property(micros, fc.boolean(), (us, whole) => {
+      const at = whole ? us - (((us % 1_000_000) + 1_000_000) % 1_000_000) : us;
+      const sub = ((at % 1_000_000) + 1_000_000) % 1_000_000;
+      const iso = new Date(Math.floor(at / 1000)).toISOString().slice(0, 19);
+      const expected = sub === 0 ? `${iso}Z` : `${iso}.${String(sub).padStart(6, '0')}Z`;
+      if (formatTimestamp(at) !== expected) throw new Error(`${at}: ${formatTimestamp(at)}, expected ${expected}`);
+      return parseTimestamp(expected) === at;
+    }),
+    { numRuns: 5000, seed: 7 },
+  );
+  t.pass('5000 instants');
+});
+
 t.test('timestamp filter forms', async (t) => {
   const nine = parseTimestamp('2026-09-01T09:00:00Z');
   t.equal(parseTimestamp('2026-09-01T09:00Z'), nine, 'no seconds');

@@ -194,7 +194,7 @@ function relatedCodes<R extends Identified>(
 /**
  * Whether a row satisfies every one of these constraints, as one function:
  * ranges (and single codes, a range of one) read their columns in one
- * loop, the one that admits the fewest rows of its index first; sets of
+ * closure, the one that admits the fewest rows of its index first; sets of
  * codes, then row tests, after them. One call per row, not one per
  * constraint, keeps walks and scans, which call it for every row they
  * read, cheap.
@@ -212,30 +212,44 @@ export function checkOfAll(table: Pick<Table<Identified>, 'column' | 'indexLedBy
   ranges.sort((a, b) => a.share - b.share);
   for (const c of constraints) if (c.kind === 'codes' && c.codes.length !== 1) others.push(checkOfConstraint(table, c));
   for (const c of constraints) if (c.kind === 'test') others.push(c.test);
-  const columns = ranges.map((r) => r.values);
-  const lo = Float64Array.from(ranges, (r) => r.lo);
-  const hi = Float64Array.from(ranges, (r) => r.hi);
-  const n = ranges.length;
-  const inRanges =
-    n === 0
-      ? () => true
-      : n === 1
-        ? (row: number) => {
-            const v = columns[0]![row]!;
-            return v >= lo[0]! && v < hi[0]!;
-          }
-        : (row: number) => {
-            for (let j = 0; j < n; j++) {
-              const v = columns[j]![row]!;
-              if (v < lo[j]! || v >= hi[j]!) return false;
-            }
-            return true;
-          };
+  const inRanges = rangesCheck(ranges);
   if (others.length === 0) return inRanges;
   return (row) => {
     if (!inRanges(row)) return false;
     for (let j = 0; j < others.length; j++) if (!others[j]!(row)) return false;
     return true;
+  };
+}
+
+/** Whether a row is in every one of these ranges of columns: one closure for each count up to three (their values held in constants), a loop past that. */
+function rangesCheck(ranges: ReadonlyArray<{ values: Float64Array; lo: number; hi: number }>): (row: number) => boolean {
+  const [a, b, c] = ranges;
+  if (a === undefined) return () => true;
+  const { values: va, lo: la, hi: ha } = a;
+  if (b === undefined) {
+    return (row) => {
+      const v = va[row]!;
+      return v >= la && v < ha;
+    };
+  }
+  const { values: vb, lo: lb, hi: hb } = b;
+  if (c === undefined) {
+    return (row) => {
+      const v = va[row]!;
+      if (v < la || v >= ha) return false;
+      const w = vb[row]!;
+      return w >= lb && w < hb;
+    };
+  }
+  const { values: vc, lo: lc, hi: hc } = c;
+  const rest = rangesCheck(ranges.slice(3));
+  return (row) => {
+    const v = va[row]!;
+    if (v < la || v >= ha) return false;
+    const w = vb[row]!;
+    if (w < lb || w >= hb) return false;
+    const x = vc[row]!;
+    return x >= lc && x < hc && rest(row);
   };
 }
 

@@ -48,6 +48,8 @@ export interface SearchView extends ReadView {
 
 /** Putting a match in order (its position looked up, then a bucket selection over all of them) costs about this many row checks of a walk. */
 const SELECT_COST_PER_MATCH = 1;
+/** Rows a walk may read past its and the next way's estimates before it gives up for that way. */
+const WALK_SLACK = 1_000;
 /** Rank counts a pair of candidates may take to be counted (block pairs × levels). */
 const MAX_PAIR_COST = 20_000;
 
@@ -103,17 +105,31 @@ export function search<R extends Identified>(
     const take = Math.min(limit, count - offset);
     return ((Math.min(offset, count - offset - take) + take) * walk.size) / count;
   };
-  const walked = (count: number): SearchResult => ({ count, rows: walkNearer(walk, walkCheck, descending, offset, limit, count) });
+  /** The page by the walk, or undefined when it has read `budget` rows (it found fewer matches on its way than their count promised). */
+  const walked = (count: number, budget: number): SearchResult | undefined => {
+    const rows = walkNearer(walk, walkCheck, descending, offset, limit, count, budget);
+    return rows && { count, rows };
+  };
   const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * SELECT_COST_PER_MATCH : Infinity);
   const bits = Math.log2(order.size + 1);
   const checkAll = () => checkOf(table, constraints);
 
-  // Exact candidates count from their bounds: the page decides.
-  let best: { plan: string; cost: number; answer: () => SearchResult } | undefined;
-  const consider = (plan: string, cost: number, answer: () => SearchResult) => {
-    if (best === undefined || cost < best.cost) best = { plan, cost, answer };
+  // Exact candidates count from their bounds: the page decides. Ways are tried cheapest first; a walk gives up when it has
+  // read more rows than it and the next way were expected to (its matches were bunched away from the end it started from).
+  const ways: Array<{ plan: string; cost: number; answer: (budget: number) => SearchResult | undefined }> = [];
+  const consider = (plan: string, cost: number, answer: (budget: number) => SearchResult | undefined) => {
+    if (Number.isFinite(cost)) ways.push({ plan, cost, answer });
   };
-  const answerBest = (): SearchResult => ({ ...best!.answer(), plan: `${best!.plan} ~${Math.round(best!.cost)}` });
+  const cheapest = () => ways.reduce((a, w) => Math.min(a, w.cost), Infinity);
+  const answerBest = (): SearchResult => {
+    ways.sort((a, b) => a.cost - b.cost);
+    for (let i = 0; ; i++) {
+      const { plan, cost, answer } = ways[i]!;
+      const next = ways[i + 1];
+      const result = answer(next === undefined ? Infinity : cost + next.cost + WALK_SLACK);
+      if (result) return { ...result, plan: `${plan} ~${Math.round(cost)}${i > 0 ? ` (after ${ways.slice(0, i).map((w) => w.plan).join(', ')})` : ''}` };
+    }
+  };
   for (const candidate of exact) {
     const count = candidate.size;
     if (offset >= count) return { count, rows: [] };
@@ -123,10 +139,10 @@ export function search<R extends Identified>(
       consider('select across', blocks * 2 * bits ** 2, () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
     }
     consider('sort', sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
-    consider('walk', walkCost(count), () => walked(count));
+    consider('walk', walkCost(count), (budget) => walked(count, budget));
     // Out of order and dear either way: the rank matrix of its index by positions in the order (made in the background once wanted).
     const rankCost = rankPageCost(blocks * 2 * bits, Math.min(limit, count - offset), count, order.size);
-    if (placed === false && best!.cost > Math.max(rankCost, thresholds.rankFrom)) {
+    if (placed === false && cheapest() > Math.max(rankCost, thresholds.rankFrom)) {
       const matrix = table.ranks.get(candidate.index, order);
       if (matrix) {
         const kth = (k: number) => matrix.kth(candidate.blocks, k);
@@ -134,7 +150,7 @@ export function search<R extends Identified>(
       }
     }
   }
-  if (best) return answerBest();
+  if (ways.length > 0) return answerBest();
 
   // Else the smallest candidate scanned, testing what it leaves: in the order, the page on the way; else the matches, sorted.
   const driver = candidates.sort(bySize)[0] ?? walk;
@@ -144,8 +160,9 @@ export function search<R extends Identified>(
     if (driverInOrder) return scanInOrder(driver, check, descending, offset, limit);
     const { count, matches } = scanMatches(driver, check, thresholds.maxSorted);
     if (offset >= count) return { count, rows: [] };
-    if (walkCost(count) < sortCost(count)) return walked(count);
-    return { count, rows: sortedPage(order, matches, count, descending, offset, limit) };
+    const sorted = sortCost(count);
+    const walkedFirst = walkCost(count) < sorted ? walked(count, walkCost(count) + sorted + WALK_SLACK) : undefined;
+    return walkedFirst ?? { count, rows: sortedPage(order, matches, count, descending, offset, limit) };
   };
 
   // Two candidates, each exact for its constraints, together for all of them, are counted without a scan by the rank
@@ -159,7 +176,7 @@ export function search<R extends Identified>(
   const kthCost = bits * first.blocks.length;
   // The second is a range of the order: the page is the first's rows at those positions of it.
   if (second.index === order) consider('pair rank', rankPageCost(kthCost, Math.min(limit, count - offset), count, order.size), () => ({ count, rows: rankPage(kth, count, order, checkAll(), descending, offset, limit) }));
-  consider('walk', walkCost(count), () => walked(count));
+  consider('walk', walkCost(count), (budget) => walked(count, budget));
   consider('scan', driver.size + (driverInOrder ? 0 : sortCost(count)), scanned);
   // Few: each found by its k-th, then sorted by position in the order.
   consider('pair kth', count * kthCost + sortCost(count), () => {
@@ -184,7 +201,7 @@ function scanInOrder(driver: Candidate, check: Check, descending: boolean, offse
     }
   }
   if (offset >= count || !descending) return { count, rows: page };
-  return { count, rows: walkNearer(driver, check, true, offset, limit, count) };
+  return { count, rows: walkNearer(driver, check, true, offset, limit, count)! }; // (with no budget, a walk always ends)
 }
 
 /** How many rows of a candidate pass the check, and the first `max` of them (in a scratch array). */

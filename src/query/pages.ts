@@ -103,18 +103,25 @@ function selectRange(positions: Uint32Array, size: number, first: number, take: 
   return inside.sort().subarray(first - before, first - before + take);
 }
 
-/** The page of the rows of a candidate in order (or reversed) that pass the checks, walking until it is full. */
-export function walkPage(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number): number[] {
+/**
+ * The page of the rows of a candidate in order (or reversed) that pass the
+ * check, walking until it is full; undefined once it has read more than
+ * `budget` rows (the matches were not where their count promised: another
+ * way is cheaper now).
+ */
+export function walkPage(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number, budget = Infinity): number[] | undefined {
   const rows = walk.index.order;
   const { blocks } = walk;
   const nBlocks = blocks.length / 2;
   const page: number[] = [];
   let count = 0;
+  let read = 0;
   for (let j = 0; j < nBlocks; j++) {
     const b = 2 * (descending ? nBlocks - 1 - j : j);
     const from = blocks[b]!;
     const to = blocks[b + 1]!;
     for (let k = 0; k < to - from; k++) {
+      if (++read > budget) return undefined;
       const row = rows[descending ? to - 1 - k : from + k]!;
       if (!check(row)) continue;
       if (count++ >= offset) {
@@ -217,12 +224,12 @@ export function rankPage(
  * `walkPage` for a selection of `count` rows, from whichever end of the
  * walk its page is nearer to.
  */
-export function walkNearer(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number, count: number): number[] {
+export function walkNearer(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number, count: number, budget = Infinity): number[] | undefined {
   const take = Math.min(limit, count - offset);
   if (take <= 0) return [];
   const fromOtherEnd = count - offset - take;
-  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take);
-  return walkPage(walk, check, !descending, fromOtherEnd, take).reverse();
+  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take, budget);
+  return walkPage(walk, check, !descending, fromOtherEnd, take, budget)?.reverse();
 }
 
 /** Rows of the order between the page's first and last, per row of the page, past which each is found by its own k-th. */

@@ -10,7 +10,28 @@ import type { ReadView } from '../../projections/projection.js';
 import type { Kind } from '../../projections/records.js';
 import { formatDate, formatTimestamp } from '../time.js';
 
-export const str = (value: string | null): string => JSON.stringify(value);
+/** Characters a JSON string must escape (and lone surrogates, which JSON.stringify escapes). */
+const ESCAPED = /[\u0000-\u001f"\\\ud800-\udfff]/;
+/** A string as JSON: quoted as it is when nothing in it needs escaping (twice as fast as JSON.stringify). */
+export const str = (value: string | null): string => (value === null ? 'null' : ESCAPED.test(value) ? JSON.stringify(value) : `"${value}"`);
+/**
+ * A text many records share (a title, a description, a location) as JSON,
+ * kept once made: a lookup is a tenth of making it. Not for ids or anything
+ * else each record has its own of. At most MAX_TEXTS are kept (then all are
+ * forgotten and made again).
+ */
+export function text(value: string | null): string {
+  if (value === null) return 'null';
+  let quoted = texts.get(value);
+  if (quoted === undefined) {
+    quoted = str(value);
+    if (texts.size >= MAX_TEXTS) texts.clear();
+    texts.set(value, quoted);
+  }
+  return quoted;
+}
+const texts = new Map<string, string>();
+const MAX_TEXTS = 50_000;
 /** Any JSON value (objects and arrays from events, numbers, booleans). */
 export const json = (value: unknown): string => JSON.stringify(value ?? null);
 export const date = (days: number | null): string => (days === null ? 'null' : `"${formatDate(days)}"`);

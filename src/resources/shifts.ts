@@ -3,21 +3,23 @@ import type { ShiftRecord } from '../../projections/records.js';
 import { syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
 import { timeOfDay } from '../time.js';
-import { type JsonView, str, ts } from './json.js';
+import { type JsonView, str, text, ts } from './json.js';
 import { opportunities, opportunityJson } from './opportunities.js';
 
 function shiftJson(shift: ShiftRecord, view: JsonView): string {
   const opportunity = view.get('opportunity', shift.opportunity_id);
   const base = view.get('institution', shift.institution_id)?.share_base_url ?? '';
+  const title = text(shift.title);
+  const description = text(shift.description);
   return (
     `{"id":${str(shift.id)},"created_at":${ts(shift.created_at)},` +
     `"shift_start_at":${ts(shift.shift_start_at)},"shift_end_at":${ts(shift.shift_end_at)},` +
     `"spots":${shift.spots},"spots_reserved":${shift.spots_reserved},` +
     `"spots_available":${Math.max(shift.spots - shift.spots_reserved, 0)},` +
     `"opportunity":${opportunity ? opportunityJson(opportunity, view) : 'null'},` +
-    `"shift_location":${str(shift.location)},"shift_title":${str(shift.title)},` +
-    `"shift_description":${str(shift.description)},"share_shift_url":${str(`${base}/shifts/${shift.id}`)},` +
-    `"title":${str(shift.title)},"description":${str(shift.description)}}`
+    `"shift_location":${text(shift.location)},"shift_title":${title},` +
+    `"shift_description":${description},"share_shift_url":${str(`${base}/shifts/${shift.id}`)},` +
+    `"title":${title},"description":${description}}`
   );
 }
 
