@@ -1,5 +1,5 @@
 /**
- * npm run build && node dist/bench/engine.js <DATA_DIR> [--queries 12000 --seed <n> --repeat 3]
+ * npm run build && node dist/bench/engine.js <DATA_DIR> [--queries 12000 --seed <n> --repeat 3 --passes 0 --fragment-cache-mb 256]
  *
  * The search engine alone on the random mix (random-mix.ts), with no HTTP:
  * over a DATA_DIR made by `npm run bench -- --prepare` (or kept by
@@ -22,6 +22,7 @@ import { search } from '../src/query/engine.js';
 import type { ResourceDef } from '../src/query/resource.js';
 import { searchSchema } from '../src/query/schema.js';
 import { resources } from '../src/resources/index.js';
+import { fragmentArena } from '../src/readmodel/fragment-store.js';
 import { openRuntime } from '../src/runtime.js';
 import { mulberry32 } from '../scripts/random.js';
 import type { BenchData } from './generate.js';
@@ -33,6 +34,10 @@ const { values, positionals } = parseArgs({
     queries: { type: 'string', default: '12000' },
     seed: { type: 'string' },
     repeat: { type: 'string', default: '3' },
+    /** Passes over the whole mix afterwards, each query searched and its page's JSON taken (from the fragment cache or made), as rounds of the HTTP mix ask again. */
+    passes: { type: 'string', default: '0' },
+    /** The fragment cache's budget (FRAGMENT_CACHE_MB). */
+    'fragment-cache-mb': { type: 'string' },
   },
   allowPositionals: true,
 });
@@ -42,7 +47,8 @@ const seed = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : N
 const REPEAT = Number(values.repeat);
 
 const data = JSON.parse(readFileSync(join(dir, 'bench-data.json'), 'utf8')) as BenchData;
-const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined });
+const cacheMb = values['fragment-cache-mb'];
+const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined, ...(cacheMb === undefined ? {} : { FRAGMENT_CACHE_MB: Number(cacheMb) }) });
 const loadStarted = performance.now();
 await runtime.projector.load();
 const { model } = runtime;
@@ -107,6 +113,20 @@ for (const { def, schema, table, count, paged, query } of prepared) {
   timings.push({ ms: runs[runs.length >> 1]!, cls: paged.cls, path: paged.path, count, plan });
 }
 const wall = performance.now() - started;
+for (let pass = 1; pass <= Number(values.passes); pass++) {
+  let searching = 0;
+  let paging = 0;
+  for (const { def, table, query } of prepared) {
+    const t0 = performance.now();
+    const { rows } = search(table, query, offsetOf(query), query.limit, model, def.groups);
+    const t1 = performance.now();
+    pageFragments(def, model, table!, rows, table!.institution);
+    searching += t1 - t0;
+    paging += performance.now() - t1;
+  }
+  const perQuery = (ms: number) => ((1000 * ms) / prepared.length).toFixed(1);
+  console.log(`pass ${pass} over the mix, a query: search ${perQuery(searching)} µs, page JSON ${perQuery(paging)} µs; fragment cache ${Math.round(fragmentArena.bytes / 2 ** 20)} MB; RSS ${Math.round(process.memoryUsage().rss / 2 ** 20)} MB`);
+}
 await runtime.close();
 
 const total = timings.reduce((a, t) => a + t.ms, 0);

@@ -20,6 +20,8 @@ export const configSchema = z.object({
   CATCH_UP_PARALLEL_FROM: z.coerce.number().int().min(0).default(100_000),
   /** A journal of at least this many changes (and a tenth of the snapshot) is folded into a new snapshot at start-up. */
   JOURNAL_FOLD_FROM: z.coerce.number().int().min(1).default(10_000),
+  /** Megabytes of records' JSON kept for the next answers that show them, all tables together (the oldest go first). */
+  FRAGMENT_CACHE_MB: z.coerce.number().int().min(0).default(256),
   /** /readyz answers 503 while the read model is more than this many milliseconds behind the log. */
   READY_MAX_LAG_MS: z.coerce.number().int().min(0).default(5000),
   /** Requests per API key per RATE_LIMIT_WINDOW (0: no limit); per server (each replica counts its own). */

@@ -3,6 +3,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
+import { fragmentArena } from './readmodel/fragment-store.js';
 import { EmbeddedEventStore } from './eventstore/embedded.js';
 import { EsdbEventStore } from './eventstore/esdb.js';
 import type { EventStore } from './eventstore/port.js';
@@ -31,11 +32,12 @@ export interface RuntimeOptions {
 }
 
 export function openRuntime(
-  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'> & Partial<Pick<Config, 'JOURNAL_FOLD_FROM'>>,
+  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'> & Partial<Pick<Config, 'JOURNAL_FOLD_FROM' | 'FRAGMENT_CACHE_MB'>>,
   log?: Logger,
   options: RuntimeOptions = {},
 ): Runtime {
   const store = openEventStore(config);
+  if (config.FRAGMENT_CACHE_MB !== undefined) fragmentArena.setBudget(config.FRAGMENT_CACHE_MB * 2 ** 20);
   const disk = ReadModelStore.open(join(config.DATA_DIR, 'readmodel'), (problem) =>
     log?.warn({ problem }, 'read model unreadable: dropped; it is rebuilt from the log'),
   );

@@ -38,7 +38,7 @@ const USAGE = `usage: vm-api <command> [options]
   help, --help, -h                       this text (also after any command)
   --version                              the version
 
-environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM, JOURNAL_FOLD_FROM,
+environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM, JOURNAL_FOLD_FROM, FRAGMENT_CACHE_MB,
   READY_MAX_LAG_MS, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW, CORS_ORIGINS (see the README)`;
 
 const fixture = (name: string) => join(projectRoot(), 'fixtures', name);

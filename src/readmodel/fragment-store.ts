@@ -9,32 +9,96 @@
  * comma made a `]` is the JSON array. No object per fragment: a row costs
  * an entry of 24 bytes, not a buffer for the garbage collector to trace.
  *
- * Bytes once written are never overwritten (a new version is appended), so
- * a view of a chunk handed out stays valid. A chunk that is mostly stale
- * versions is reclaimed by starting over: when the stale bytes outweigh the
- * live ones, or all of them reach the budget, every fragment is forgotten and
- * made again when next asked for.
+ * The chunks belong to an arena every table of the process shares, with
+ * one budget (FRAGMENT_CACHE_MB): when the chunks would pass it, the oldest
+ * go, and the fragments in them (stale versions first of all: they are
+ * never read again) are made again when next asked for. Bytes once written
+ * are never overwritten, so a view of a chunk handed out stays valid after
+ * its chunk has left the arena.
  */
 
 const COMMA = 0x2c;
 
-export interface FragmentStoreSizes {
+export interface FragmentArenaSizes {
   /** The first chunk's size; each next one is twice the last, up to maxChunk (a larger fragment gets a chunk of its size). */
   readonly minChunk: number;
   readonly maxChunk: number;
-  /** Stale bytes tolerated before starting over, beyond as many as there are live ones. */
-  readonly slack: number;
-  /** Bytes held at most: past them, everything is forgotten too (a cache of what was shown, not a copy of the table). */
+  /** Bytes the chunks hold at most (the newest chunk stays, whatever its size). */
   readonly budget: number;
 }
 
-/** 64 MB a table at most: a random mix over 500,000 shifts would otherwise keep the JSON of each shift ever shown (~0.5 GB). */
-const SIZES: FragmentStoreSizes = { minChunk: 1 << 14, maxChunk: 1 << 22, slack: 1 << 20, budget: 1 << 26 };
+/** 256 MB unless FRAGMENT_CACHE_MB says otherwise: about 300,000 shifts' JSON. */
+export const DEFAULT_FRAGMENT_BUDGET = 256 * 2 ** 20;
+
+/** Chunks of fragments, oldest first, held within a budget. A chunk has an id for good; ids below `oldest` are gone. */
+export class FragmentArena {
+  private readonly chunks: Buffer[] = [];
+  /** The id of chunks[0]. */
+  private first = 0;
+  private held = 0;
+  private used = 0;
+
+  constructor(private sizes: FragmentArenaSizes = { minChunk: 1 << 16, maxChunk: 1 << 22, budget: DEFAULT_FRAGMENT_BUDGET }) {}
+
+  /** A new budget, in bytes (applied as chunks are next added). */
+  setBudget(budget: number): void {
+    this.sizes = { ...this.sizes, budget };
+  }
+
+  /** The lowest id of a chunk still held. */
+  get oldest(): number {
+    return this.first;
+  }
+
+  /** Bytes held in chunks. */
+  get bytes(): number {
+    return this.held;
+  }
+
+  /** The chunk of this id; only for ids at or above `oldest`. */
+  chunk(id: number): Buffer {
+    return this.chunks[id - this.first]!;
+  }
+
+  /**
+   * Write `text` and a comma after it: where (the chunk's id and the
+   * offset) and its length with the comma.
+   */
+  write(text: string): { id: number; offset: number; length: number } {
+    // A UTF-16 code unit is at most 3 bytes of UTF-8: room for that, and the bytes written are counted by the write.
+    const most = text.length * 3 + 1;
+    let current = this.chunks[this.chunks.length - 1];
+    if (current === undefined || this.used + most > current.length) current = this.addChunk(most);
+    const offset = this.used;
+    const written = current.write(text, offset);
+    current[offset + written] = COMMA;
+    this.used += written + 1;
+    return { id: this.first + this.chunks.length - 1, offset, length: written + 1 };
+  }
+
+  private addChunk(atLeast: number): Buffer {
+    const { minChunk, maxChunk, budget } = this.sizes;
+    const last = this.chunks[this.chunks.length - 1];
+    const size = Math.max(atLeast, Math.min(maxChunk, Math.max(minChunk, (last?.length ?? 0) * 2)));
+    while (this.chunks.length > 0 && this.held + size > budget) {
+      this.held -= this.chunks.shift()!.length;
+      this.first++;
+    }
+    const chunk = Buffer.allocUnsafeSlow(size);
+    this.chunks.push(chunk);
+    this.held += size;
+    this.used = 0;
+    return chunk;
+  }
+}
+
+/** The arena of this process's tables. */
+export const fragmentArena = new FragmentArena();
 
 /**
  * Per row, 24 bytes side by side (one cache line to read a row's entry, not
  * one per field): the stamp its fragment was made at (float64), then its
- * chunk (-1: none), offset and length with the comma (int32 each).
+ * chunk's id (-1: none), offset and length with the comma (int32 each).
  */
 const ENTRY_BYTES = 24;
 const F64_PER_ENTRY = ENTRY_BYTES / 8;
@@ -44,21 +108,14 @@ const OFFSET = 3;
 const LENGTH = 4;
 
 export class FragmentStore {
-  private chunks: Buffer[] = [];
-  private current: Buffer = Buffer.alloc(0);
-  private used = 0;
   /** The rows' entries, as float64s (the stamp) and as int32s (the rest), over the same memory. */
   private stamps!: Float64Array;
   private ints!: Int32Array;
   private capacity = 0;
-  private liveBytes = 0;
-  private allBytes = 0;
-  /** Moves whenever everything is forgotten. */
-  private startedOver = 0;
 
   constructor(
     capacity: number,
-    private readonly sizes = SIZES,
+    private readonly arena = fragmentArena,
   ) {
     this.grow(capacity);
   }
@@ -75,10 +132,7 @@ export class FragmentStore {
 
   /** The row no longer holds this version (freed or replaced): its fragment is stale. */
   forget(row: number): void {
-    const at = row * I32_PER_ENTRY;
-    if (this.ints[at + CHUNK] === -1) return;
-    this.ints[at + CHUNK] = -1;
-    this.liveBytes -= this.ints[at + LENGTH]!;
+    this.ints[row * I32_PER_ENTRY + CHUNK] = -1;
   }
 
   /**
@@ -87,31 +141,29 @@ export class FragmentStore {
    * other is one view). A row not made at `stamp` is made with `json`.
    */
   runs(rows: readonly number[], stamp: number, json: (row: number) => string): Buffer[] {
-    const generation = this.startedOver;
-    for (let i = 0; i < rows.length; i++) this.ensure(rows[i]!, stamp, json);
-    // Made first, then read: making one may have started over, forgetting
-    // those made before it; they are made again (with nothing stale left,
-    // that cannot start over a second time).
-    if (generation !== this.startedOver) return this.runs(rows, stamp, json);
     const out: Buffer[] = [];
+    const ints = this.ints;
     let chunk = -1;
+    let buffer: Buffer | undefined;
     let from = 0;
     let to = 0;
-    const ints = this.ints;
     for (let i = 0; i < rows.length; i++) {
       const at = rows[i]! * I32_PER_ENTRY;
+      this.ensure(rows[i]!, stamp, json);
       const c = ints[at + CHUNK]!;
       const offset = ints[at + OFFSET]!;
       if (c === chunk && offset === to) {
         to += ints[at + LENGTH]!;
         continue;
       }
-      if (chunk !== -1) out.push(this.chunks[chunk]!.subarray(from, to));
+      if (buffer !== undefined) out.push(buffer.subarray(from, to));
+      // The chunk is taken now, while it is in the arena: making a later row may let it go, and its bytes stay as they are.
+      buffer = this.arena.chunk(c);
       chunk = c;
       from = offset;
       to = offset + ints[at + LENGTH]!;
     }
-    if (chunk !== -1) out.push(this.chunks[chunk]!.subarray(from, to));
+    if (buffer !== undefined) out.push(buffer.subarray(from, to));
     return out;
   }
 
@@ -120,50 +172,17 @@ export class FragmentStore {
     this.ensure(row, stamp, json);
     const at = row * I32_PER_ENTRY;
     const offset = this.ints[at + OFFSET]!;
-    return this.chunks[this.ints[at + CHUNK]!]!.subarray(offset, offset + this.ints[at + LENGTH]! - 1);
-  }
-
-  /** How many times everything was forgotten to reclaim stale bytes. */
-  get generation(): number {
-    return this.startedOver;
-  }
-
-  /** Bytes held for fragments: of their current versions, and in all. */
-  get bytes(): { live: number; all: number } {
-    return { live: this.liveBytes, all: this.allBytes };
+    return this.arena.chunk(this.ints[at + CHUNK]!).subarray(offset, offset + this.ints[at + LENGTH]! - 1);
   }
 
   private ensure(row: number, stamp: number, json: (row: number) => string): void {
     const at = row * I32_PER_ENTRY;
-    if (this.ints[at + CHUNK] !== -1 && this.stamps[row * F64_PER_ENTRY] === stamp) return;
-    const text = json(row);
-    const length = Buffer.byteLength(text) + 1;
-    if (this.used + length > this.current.length) this.newChunk(length);
-    this.current.write(text, this.used);
-    this.current[this.used + length - 1] = COMMA;
-    this.forget(row);
-    this.ints[at + CHUNK] = this.chunks.length - 1;
-    this.ints[at + OFFSET] = this.used;
+    const chunk = this.ints[at + CHUNK]!;
+    if (chunk >= this.arena.oldest && this.stamps[row * F64_PER_ENTRY] === stamp) return;
+    const { id, offset, length } = this.arena.write(json(row));
+    this.ints[at + CHUNK] = id;
+    this.ints[at + OFFSET] = offset;
     this.ints[at + LENGTH] = length;
     this.stamps[row * F64_PER_ENTRY] = stamp;
-    this.used += length;
-    this.liveBytes += length;
-    this.allBytes += length;
-  }
-
-  private newChunk(atLeast: number): void {
-    const { minChunk, maxChunk, slack, budget } = this.sizes;
-    const size = Math.max(atLeast, Math.min(maxChunk, Math.max(minChunk, this.current.length * 2)));
-    if (this.allBytes - this.liveBytes > this.liveBytes + slack || this.allBytes + size > budget) {
-      // Mostly stale, or as much as a table may hold: forget everything (views handed out keep their chunks alive).
-      for (let row = 0; row < this.capacity; row++) this.ints[row * I32_PER_ENTRY + CHUNK] = -1;
-      this.chunks = [];
-      this.liveBytes = 0;
-      this.allBytes = 0;
-      this.startedOver++;
-    }
-    this.current = Buffer.allocUnsafeSlow(size);
-    this.chunks.push(this.current);
-    this.used = 0;
   }
 }
