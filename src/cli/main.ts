@@ -13,6 +13,7 @@ import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
+import { webhookSettings } from '../webhooks/settings.js';
 import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
 import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
 import { createLogger } from '../logger.js';
@@ -101,7 +102,11 @@ async function serve(config: Config, demo: boolean): Promise<void> {
     readyMaxLagMs: config.READY_MAX_LAG_MS,
     rateLimit: { max: config.RATE_LIMIT_MAX, window: config.RATE_LIMIT_WINDOW },
     corsOrigins: config.CORS_ORIGINS,
+    webhooks: webhookSettings(config),
   });
+  if (config.WEBHOOK_SECRET_KEY === undefined) {
+    logger.warn('WEBHOOK_SECRET_KEY is not set: webhook secrets made now are stored in the log in plaintext (set it to store them encrypted)');
+  }
   // The address actually bound (PORT=0 picks a free port).
   let url: string;
   try {

@@ -13,7 +13,9 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { version } from '../../version.js';
+import { z } from 'zod';
 import { TAGS } from './operations.js';
+import { webhookPayload } from './records.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -45,6 +47,40 @@ function withoutUnusedInputs(document: Document): Document {
   return { ...document, components: { ...components, schemas: kept } } as Document;
 }
 
+const header = (name: string, description: string) => ({ name, in: 'header' as const, required: true, schema: { type: 'string' as const }, description });
+
+/** What a subscription's URL receives (OpenAPI 3.1 `webhooks`). */
+const WEBHOOKS = {
+  event: {
+    post: {
+      operationId: 'receiveEvent',
+      summary: 'An event of the institution, delivered to a subscription\'s URL',
+      description:
+        'Standard Webhooks: POSTed once per event (at least once: a retry has the same webhook-id), in log order per subscription; ' +
+        'verify webhook-signature with the subscription\'s secret (e.g. the standardwebhooks package). Answer 2xx within 10 s, ' +
+        'else the attempt is retried with backoff, and the subscription pauses after the last.',
+      tags: ['webhooks'],
+      parameters: [
+        header('webhook-id', 'The event\'s id: the same on every retry (deduplicate on it).'),
+        header('webhook-timestamp', 'Unix seconds of this attempt.'),
+        header('webhook-signature', 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> with the secret\'s bytes.'),
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } } } },
+      responses: {
+        '2XX': { description: 'Received: the next event of the subscription follows.' },
+        default: { description: 'Any other answer, or none within the timeout: retried.' },
+      },
+    },
+  },
+};
+
+/** The webhook payload's schema as a component (the `webhooks` entry refers to it). */
+function withPayload(document: Document): Document {
+  const { components } = document as WithSchemas;
+  const { $schema: _, ...payload } = z.toJSONSchema(webhookPayload) as Record<string, unknown>;
+  return { ...document, components: { ...components, schemas: { ...components?.schemas, WebhookPayload: payload } } } as Document;
+}
+
 /** Register before any route: the document is made of the routes registered after it. */
 export async function openApiDocument(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -60,9 +96,10 @@ export async function openApiDocument(app: FastifyInstance): Promise<void> {
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'API-KEY' } } },
       tags: TAGS,
+      webhooks: WEBHOOKS,
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => withoutUnusedInputs(jsonSchemaTransformObject(document)),
+    transformObject: (document) => withPayload(withoutUnusedInputs(jsonSchemaTransformObject(document))),
   });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())));
 }

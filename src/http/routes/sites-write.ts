@@ -26,7 +26,7 @@ export const membershipBody = z.strictObject({
   user_ids: z.array(id).min(1).max(100),
 });
 
-const headers = z.object({
+export const idempotencyHeaders = z.object({
   'idempotency-key': z
     .string()
     .min(1)
@@ -41,10 +41,11 @@ export interface SitesWriteOptions {
 }
 
 /** The request's identity for Idempotency-Key: the operation and its parsed body. */
-const sha256 = (operation: string, body: unknown) =>
+export const requestSha256 = (operation: string, body: unknown) =>
   createHash('sha256').update(`${operation}\n${JSON.stringify(body)}`).digest('hex');
 
-function send(reply: FastifyReply, result: CommandResult) {
+/** A command's answer: its body, or {detail}. */
+export function send(reply: FastifyReply, result: CommandResult) {
   if ('detail' in result) return reply.code(result.status).send({ detail: result.detail });
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(result.status).send(result.body);
@@ -55,9 +56,9 @@ export async function sitesWriteRoutes(parent: FastifyInstance, { model, command
   /** The time the events record. */
   const now = () => formatTimestamp(Date.now() * 1000);
   const idempotency = (key: string | undefined, operation: string, body: unknown) =>
-    key === undefined ? undefined : { key, sha256: sha256(operation, body) };
+    key === undefined ? undefined : { key, sha256: requestSha256(operation, body) };
 
-  app.post('/sites/bulk-create/', { schema: { body: bulkCreateBody, headers, ...writeOperation('bulk-create') } }, async (request, reply) => {
+  app.post('/sites/bulk-create/', { schema: { body: bulkCreateBody, headers: idempotencyHeaders, ...writeOperation('bulk-create') } }, async (request, reply) => {
     const institution_id = request.institutionId;
     const { sites } = request.body;
     const key = idempotency(request.headers['idempotency-key'], 'bulk-create', sites.map((s) => [s.title, s.address ?? null]));
@@ -73,7 +74,7 @@ export async function sitesWriteRoutes(parent: FastifyInstance, { model, command
   });
 
   for (const kind of ['assign', 'unassign'] as const) {
-    app.post(`/sites/${kind}/`, { schema: { body: membershipBody, headers, ...writeOperation(kind) } }, async (request, reply) => {
+    app.post(`/sites/${kind}/`, { schema: { body: membershipBody, headers: idempotencyHeaders, ...writeOperation(kind) } }, async (request, reply) => {
       const institution_id = request.institutionId;
       const { site_ids, user_ids } = request.body;
       const key = idempotency(request.headers['idempotency-key'], kind, [site_ids, user_ids]);
