@@ -332,6 +332,9 @@ export function isDeliverableType(type: string): boolean {
   return !undelivered.has(type) && Object.hasOwn(eventSchemas, type);
 }
 
+/** Every type webhooks deliver, in catalog order. */
+export const deliverableTypes = (Object.keys(eventSchemas) as EventType[]).filter(isDeliverableType);
+
 /** The stream of one webhook subscription: its subscription, pauses, resumes and every delivery attempt. */
 export const webhookStream = (webhookId: string) => `webhook-${webhookId}`;
 

@@ -1,6 +1,7 @@
 /** Webhooks and their delivery attempts as the API shows them (the shapes of http/contract/records.ts). */
 import type { z } from 'zod';
 import type { WebhookDeliveryRecord, WebhookRecord } from '../../projections/records.js';
+import type { EventType } from '../events/catalog.js';
 import type * as contract from '../http/contract/records.js';
 import { formatTimestamp } from '../time.js';
 
@@ -8,7 +9,8 @@ export function webhookView(record: WebhookRecord): z.infer<typeof contract.webh
   return {
     id: record.id,
     url: record.url,
-    event_types: [...record.event_types],
+    // Each one checked against the catalog (deliverableType) when the subscription was made.
+    event_types: [...record.event_types] as EventType[],
     status: record.status,
     created_at: formatTimestamp(record.created_at),
   };

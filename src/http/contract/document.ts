@@ -13,9 +13,7 @@ import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
 import { version } from '../../version.js';
-import { z } from 'zod';
 import { TAGS } from './operations.js';
-import { webhookPayload } from './records.js';
 
 export const OPENAPI_PATH = '/api/openapi.json';
 export const DOCS_PATH = '/docs';
@@ -49,7 +47,7 @@ function withoutUnusedInputs(document: Document): Document {
 
 const header = (name: string, description: string) => ({ name, in: 'header' as const, required: true, schema: { type: 'string' as const }, description });
 
-/** What a subscription's URL receives (OpenAPI 3.1 `webhooks`). */
+/** What a subscription's URL receives (OpenAPI 3.1 `webhooks`; WebhookPayload is a component as every record with an id is). */
 const WEBHOOKS = {
   event: {
     post: {
@@ -74,13 +72,6 @@ const WEBHOOKS = {
   },
 };
 
-/** The webhook payload's schema as a component (the `webhooks` entry refers to it). */
-function withPayload(document: Document): Document {
-  const { components } = document as WithSchemas;
-  const { $schema: _, ...payload } = z.toJSONSchema(webhookPayload) as Record<string, unknown>;
-  return { ...document, components: { ...components, schemas: { ...components?.schemas, WebhookPayload: payload } } } as Document;
-}
-
 /** Register before any route: the document is made of the routes registered after it. */
 export async function openApiDocument(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -99,7 +90,7 @@ export async function openApiDocument(app: FastifyInstance): Promise<void> {
       webhooks: WEBHOOKS,
     },
     transform: jsonSchemaTransform,
-    transformObject: (document) => withPayload(withoutUnusedInputs(jsonSchemaTransformObject(document))),
+    transformObject: (document) => withoutUnusedInputs(jsonSchemaTransformObject(document)),
   });
   app.get(OPENAPI_PATH, { schema: { hide: true } }, async (_request, reply) => reply.type('application/json; charset=utf-8').send(JSON.stringify(app.swagger())));
 }

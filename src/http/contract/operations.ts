@@ -130,7 +130,7 @@ export function webhookOperation(kind: keyof typeof WEBHOOK_OPERATIONS) {
     summary,
     tags: ['webhooks'],
     security: SECURITY,
-    response: { [status]: answer ? json(description, answer) : { description, type: 'null' }, ...errors(...statuses) },
+    response: { [status]: answer ? json(description, answer) : z.null().meta({ description }), ...errors(...statuses) },
   };
 }
 

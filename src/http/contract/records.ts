@@ -7,7 +7,7 @@
  * an id: it becomes a component of the document.
  */
 import { z } from 'zod';
-import { eventSchemas, type EventType } from '../../events/catalog.js';
+import { deliverableTypes, eventSchemas, type EventType } from '../../events/catalog.js';
 import { feedResources } from '../../events/subjects.js';
 
 const uuid = z.string().meta({ format: 'uuid' });
@@ -305,7 +305,7 @@ export const changesPage = z
 const webhookFields = {
   id: uuid,
   url,
-  event_types: z.array(z.string()).meta({ description: 'The event types delivered (empty: every type webhooks deliver)' }),
+  event_types: z.array(z.enum(deliverableTypes as [EventType, ...EventType[]])).meta({ description: 'The event types delivered (empty: every type webhooks deliver)' }),
   status: z.enum(['active', 'paused']).meta({ description: 'paused: the last attempt of an event failed; resume continues from that event' }),
   created_at: timestamp,
 };
@@ -333,7 +333,7 @@ export const webhookDelivery = z
 /** What a webhook receives: the body of each delivery. */
 export const webhookPayload = z
   .object({
-    type: z.string().meta({ description: 'The event type (DESIGN.md\'s catalog)' }),
+    type: z.enum(deliverableTypes as [EventType, ...EventType[]]).meta({ description: 'The event type (DESIGN.md\'s catalog)' }),
     timestamp: timestamp.meta({ description: 'When the event occurred (its occurred_at)' }),
     data: z.record(z.string(), z.unknown()).meta({ description: 'The event\'s data, as the catalog defines it (institution_id and occurred_at included)' }),
   })
