@@ -6,7 +6,7 @@
  * unsubscribing, bad bodies, Idempotency-Key and tenancy. Receivers on
  * 127.0.0.1 fail on purpose.
  */
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { EsdbStandIn } from './esdb-standin/server.js';
 import { DEMO_KEY, HARBOR_KEY, startApp, type TestApp, until } from './helpers.js';
 import {
@@ -36,14 +36,19 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
         await server?.stop();
       } };
     };
-
-    t.test('subscribe; every event after it delivered once, in log order, signed', async (t) => {
+    /** An app and a receiver, both closed when the test ends. */
+    const setup = async (t: Test) => {
       const app = await start();
       const hook = await receiver();
       t.teardown(async () => {
         await app.close();
         await hook.close();
       });
+      return { app, hook };
+    };
+
+    t.test('subscribe; every event after it delivered once, in log order, signed', async (t) => {
+      const { app, hook } = await setup(t);
       const created = await call(app, 'POST', '/api/webhooks/', { url: hook.url });
       t.equal(created.status, 201);
       t.match(created.body, { url: hook.url, event_types: [], status: 'active', created_at: /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/ });
@@ -80,12 +85,7 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
     });
 
     t.test('retries, pausing after the last attempt, resuming from the event it stopped at', async (t) => {
-      const app = await start();
-      const hook = await receiver();
-      t.teardown(async () => {
-        await app.close();
-        await hook.close();
-      });
+      const { app, hook } = await setup(t);
       const { id, secret } = await subscribe(app, hook.url);
       hook.behave(500, 'close', 200);
       await createSites(app, 'Retried');
@@ -122,12 +122,7 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
     });
 
     t.test('event_types: only those types are delivered', async (t) => {
-      const app = await start();
-      const hook = await receiver();
-      t.teardown(async () => {
-        await app.close();
-        await hook.close();
-      });
+      const { app, hook } = await setup(t);
       const { id, secret } = await subscribe(app, hook.url, ['UserAssignedToSite', 'UserAssignedToSite']);
       t.same((await call(app, 'GET', `/api/webhooks/${id}/`)).body.event_types, ['UserAssignedToSite'], 'each type once');
       const [site] = await createSites(app, 'Filtered');
@@ -139,12 +134,7 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
     });
 
     t.test('unsubscribing stops deliveries; tenancy; bad bodies change nothing', async (t) => {
-      const app = await start();
-      const hook = await receiver();
-      t.teardown(async () => {
-        await app.close();
-        await hook.close();
-      });
+      const { app, hook } = await setup(t);
       const { id } = await subscribe(app, hook.url);
       const head = await app.runtime.store.head();
       const bad: Array<[string, unknown, RegExp]> = [
