@@ -7,6 +7,8 @@
  * address connected to is checked); secrets in the log, encrypted or not.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Ajv2020 } from 'ajv/dist/2020.js';
+import addFormats from 'ajv-formats';
 import t from 'tap';
 import { formatTimestamp } from '../src/time.js';
 import { backoffMs } from '../src/webhooks/deliverer.js';
@@ -128,6 +130,45 @@ t.test('no request to a non-public address', async (t) => {
     t.equal(strict.runtime.model.get('webhook', id)!.status, 'paused', 'paused after the last');
   }
   t.equal(hook.received.length, 0, 'no connection was made');
+});
+
+t.test('answers and payloads are valid against the OpenAPI document', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'], server: { webhooks: testSettings() } });
+  const hook = await receiver();
+  t.teardown(async () => {
+    await app.close();
+    await hook.close();
+  });
+  const doc = (await app.server.inject({ method: 'GET', url: '/api/openapi.json' })).json() as {
+    paths: Record<string, Record<string, { operationId: string; tags: string[]; responses: Record<string, { content?: Record<string, { schema: unknown }> }> }>>;
+    webhooks: Record<string, { post: { requestBody: { content: Record<string, { schema: unknown }> } } }>;
+    components: unknown;
+  };
+  const ajv = new Ajv2020({ strict: false, allErrors: true });
+  addFormats.default(ajv);
+  ajv.addSchema({ $id: 'openapi.json', components: doc.components } as never);
+  const check = (schema: unknown, value: unknown, what: string) => {
+    const validate = ajv.compile({ $ref: `openapi.json${(schema as { $ref: string }).$ref}` });
+    t.ok(validate(value), what, { errors: validate.errors?.slice(0, 5) });
+  };
+  const answer = (path: string, method: string, status: number) => doc.paths[path]![method]!.responses[String(status)]!.content!['application/json']!.schema;
+
+  const created = await call(app, 'POST', '/api/webhooks/', { url: hook.url, event_types: ['SiteCreated'] });
+  check(answer('/api/webhooks/', 'post', 201), created.body, 'createWebhook 201');
+  const { id, secret } = created.body as { id: string; secret: string };
+  await createSites(app, 'Documented');
+  await hook.count(1);
+  check(answer('/api/webhooks/', 'get', 200), (await call(app, 'GET', '/api/webhooks/')).body, 'listWebhooks 200');
+  check(answer('/api/webhooks/{id}/', 'get', 200), (await call(app, 'GET', `/api/webhooks/${id}/`)).body, 'retrieveWebhook 200');
+  await attempts(app, id, 1);
+  check(answer('/api/webhooks/{id}/deliveries/', 'get', 200), (await call(app, 'GET', `/api/webhooks/${id}/deliveries/`)).body, 'listWebhookDeliveries 200');
+  check(answer('/api/webhooks/{id}/resume/', 'post', 200), (await call(app, 'POST', `/api/webhooks/${id}/resume/`)).body, 'resumeWebhook 200');
+  check(answer('/api/webhooks/{id}/', 'get', 404), (await call(app, 'GET', `/api/webhooks/${randomUUID()}/`)).body, 'a 404 is {detail}');
+  check(doc.webhooks.event!.post.requestBody.content['application/json']!.schema, verified(secret, hook.received[0]!), 'the payload, as the webhooks entry says');
+  for (const [path, methods] of Object.entries(doc.paths).filter(([path]) => path.startsWith('/api/webhooks/'))) {
+    for (const [method, op] of Object.entries(methods)) t.same(op.tags, ['webhooks'], `${method} ${path} (${op.operationId}) is tagged webhooks`);
+  }
+  t.equal(Object.keys(doc.paths).filter((p) => p.startsWith('/api/webhooks/')).length, 4, 'four paths');
 });
 
 t.test('the address guard', async (t) => {

@@ -84,6 +84,8 @@ export class Deliverer {
   start(): void {
     if (!this.options.settings.delivery || this.timer || this.stopping.signal.aborted) return;
     this.timer = setInterval(() => this.tick(), TICK_MS);
+    // Never what keeps a process alive: the server is.
+    this.timer.unref();
     this.tick();
   }
 
