@@ -184,6 +184,10 @@ t.test('the address guard', async (t) => {
   t.equal(await new AddressGuard(true).hostRefusal('localhost'), undefined);
   const looked = await new Promise<NodeJS.ErrnoException | null>((resolve) => new AddressGuard(false).lookup('localhost', {}, (error) => resolve(error)));
   t.match(looked, { code: 'EWEBHOOKREFUSED' }, 'the socket\'s lookup refuses a name resolving to loopback');
+  const all = await new Promise<unknown>((resolve) => new AddressGuard(true).lookup('localhost', { all: true }, (error, addresses) => resolve(error ?? addresses)));
+  t.ok(Array.isArray(all) && all.some((a: { address: string }) => a.address === '127.0.0.1'), 'allowed: every address, as dns.lookup gives them');
+  const one = await new Promise<unknown[]>((resolve) => new AddressGuard(true).lookup('localhost', { family: 4 }, (error, address, family) => resolve([error, address, family])));
+  t.same(one, [null, '127.0.0.1', 4], 'or the first, when one is asked for');
 });
 
 t.test('backoff: exponential, capped, with jitter', async (t) => {

@@ -74,6 +74,8 @@ export class Deliverer {
   private readonly workers = new Map<string, Promise<void>>();
   private readonly guard: AddressGuard;
   private readonly stopping = new AbortController();
+  /** Resolves when the deliverer stops. */
+  private readonly stopped = new Promise<void>((resolve) => this.stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly options: DelivererOptions) {
@@ -186,7 +188,8 @@ export class Deliverer {
       ...(paused ? [{ id: randomUUID(), type: 'WebhookPaused', data: { ...base, reason: `${attempt} attempts of event ${event.id} failed` } }] : []),
     ];
     const { position } = await store.append(webhookStream(webhook.id), events);
-    await projector.waitFor(position);
+    // The read model shows it (the next attempt reads the cursor and failures from there), unless the server stops first.
+    await Promise.race([projector.waitFor(position), this.stopped]);
     if (paused) log?.warn({ webhook_id: webhook.id, event_id: event.id, attempts: attempt }, 'webhook paused: its last attempt failed');
     else if (!delivered) await this.pause(backoffMs(attempt, settings.retryBaseMs));
   }
