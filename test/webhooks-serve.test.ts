@@ -96,6 +96,7 @@ t.test('serve delivers, and stops at once on SIGTERM', async (t) => {
   hook.behave('hang');
   t.equal((await api('/api/sites/bulk-create/', { method: 'POST', body: JSON.stringify({ sites: [{ title: 'Hanging' }] }) })).status, 201);
   await hook.count(3, 10_000);
+  t.equal(verified(secret, hook.received[2]!).data.title, 'Hanging');
   const stopping = Date.now();
   serving.kill('SIGTERM');
   t.equal(await exited, 0, 'a clean exit');

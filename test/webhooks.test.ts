@@ -119,6 +119,7 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
       );
       t.same((await attempts(app, id, 8)).slice(6).map((d) => d.attempt), [1, 1], 'attempts count again from 1 after a resume');
       t.same((await call(app, 'POST', `/api/webhooks/${id}/resume/`)).body.status, 'active', 'resuming an active webhook changes nothing');
+      t.doesNotThrow(() => hook.received.forEach((d) => verified(secret, d)), 'every request received verifies, failed attempts included');
     });
 
     t.test('event_types: only those types are delivered', async (t) => {

@@ -298,7 +298,7 @@ export const eventSchemas = {
     event_id: z.string().min(1).max(100),
     event_position: z.strictObject({ commit: decimal, prepare: decimal }),
     attempt: int.min(1),
-    status_code: int.min(100).max(599).nullable(),
+    status_code: int.min(100).max(999).nullable(),
     error: text.nullable(),
     duration_ms: z.number().nonnegative(),
   }),
