@@ -26,14 +26,13 @@ export const membershipBody = z.strictObject({
   user_ids: z.array(id).min(1).max(100),
 });
 
-export const idempotencyHeaders = z.object({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(255)
-    .optional()
-    .meta({ description: 'A retry with the same key and body within 24 hours answers the first response again (Idempotent-Replayed: true) and appends nothing.' }),
-});
+/** The Idempotency-Key header, as `description` says it is kept. */
+export const idempotencyHeader = (description: string) =>
+  z.object({ 'idempotency-key': z.string().min(1).max(255).optional().meta({ description }) });
+
+const headers = idempotencyHeader(
+  'A retry with the same key and body within 24 hours answers the first response again (Idempotent-Replayed: true) and appends nothing.',
+);
 
 export interface SitesWriteOptions {
   model: ReadModel;
@@ -58,7 +57,7 @@ export async function sitesWriteRoutes(parent: FastifyInstance, { model, command
   const idempotency = (key: string | undefined, operation: string, body: unknown) =>
     key === undefined ? undefined : { key, sha256: requestSha256(operation, body) };
 
-  app.post('/sites/bulk-create/', { schema: { body: bulkCreateBody, headers: idempotencyHeaders, ...writeOperation('bulk-create') } }, async (request, reply) => {
+  app.post('/sites/bulk-create/', { schema: { body: bulkCreateBody, headers, ...writeOperation('bulk-create') } }, async (request, reply) => {
     const institution_id = request.institutionId;
     const { sites } = request.body;
     const key = idempotency(request.headers['idempotency-key'], 'bulk-create', sites.map((s) => [s.title, s.address ?? null]));
@@ -74,7 +73,7 @@ export async function sitesWriteRoutes(parent: FastifyInstance, { model, command
   });
 
   for (const kind of ['assign', 'unassign'] as const) {
-    app.post(`/sites/${kind}/`, { schema: { body: membershipBody, headers: idempotencyHeaders, ...writeOperation(kind) } }, async (request, reply) => {
+    app.post(`/sites/${kind}/`, { schema: { body: membershipBody, headers, ...writeOperation(kind) } }, async (request, reply) => {
       const institution_id = request.institutionId;
       const { site_ids, user_ids } = request.body;
       const key = idempotency(request.headers['idempotency-key'], kind, [site_ids, user_ids]);

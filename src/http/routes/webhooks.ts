@@ -18,7 +18,11 @@ import { webhookOperation } from '../contract/operations.js';
 import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
 import { idParams, sendJson } from './read.js';
-import { idempotencyHeaders, requestSha256, send } from './sites-write.js';
+import { idempotencyHeader, requestSha256, send } from './sites-write.js';
+
+const headers = idempotencyHeader(
+  'A retry with the same key and body answers the first response again, secret included (Idempotent-Replayed: true), and appends nothing; the key names the subscription for good, so another body with it is a 422.',
+);
 
 export const subscribeBody = z.strictObject({
   url: webhookUrl,
@@ -71,7 +75,7 @@ export async function webhookRoutes(parent: FastifyInstance, { model, commands, 
     return sendJson(reply, envelope(request, publicBaseUrl, query, count, runs, (n) => Buffer.allocUnsafe(n)));
   };
 
-  app.post('/webhooks/', { schema: { body: subscribeBody, headers: idempotencyHeaders, ...webhookOperation('create') } }, async (request, reply) => {
+  app.post('/webhooks/', { schema: { body: subscribeBody, headers, ...webhookOperation('create') } }, async (request, reply) => {
     const { url, event_types = [] } = request.body;
     const key = request.headers['idempotency-key'];
     const idempotency = key === undefined ? undefined : { key, sha256: requestSha256('webhook', [url, [...new Set(event_types)].sort()]) };
