@@ -245,8 +245,6 @@ export interface WebhookRecord {
   readonly failures: number;
   /** Attempts recorded: they are the webhookdelivery records `<id>/0` … `<id>/<deliveries - 1>`. */
   readonly deliveries: number;
-  /** The hash of the request that made it with an Idempotency-Key (null: made without one). */
-  readonly request_sha256: string | null;
   readonly created_at: number;
   readonly updated_at: number;
 }

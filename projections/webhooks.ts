@@ -31,7 +31,6 @@ export const webhooks: Projection = {
       cursor_prepare: Number(position.prepare),
       failures: 0,
       deliveries: 0,
-      request_sha256: d.request_sha256 ?? null,
       created_at: at,
       updated_at: at,
     }),
