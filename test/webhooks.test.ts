@@ -167,6 +167,11 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
       t.equal((await call(app, 'GET', '/api/webhooks/not-a-uuid/')).status, 404);
       t.equal((await call(app, 'PUT', `/api/webhooks/${id}/`)).status, 405);
 
+      for (const method of ['DELETE', 'POST'] as const) {
+        const url = method === 'POST' ? `/api/webhooks/${id}/resume/` : `/api/webhooks/${id}/`;
+        t.match(await call(app, method, url, '{"oops'), { status: 400, body: { detail: /JSON/ } }, `${method} ${url} with a body that is not JSON`);
+      }
+      t.equal((await call(app, 'GET', `/api/webhooks/${id}/`)).body.status, 'active', 'and nothing changed');
       const deleted = await call(app, 'DELETE', `/api/webhooks/${id}/`);
       t.same(deleted, { status: 204, body: null });
       t.equal((await call(app, 'GET', `/api/webhooks/${id}/`)).status, 404, 'gone at once');
