@@ -9,6 +9,7 @@ import { reservations } from './reservations.js';
 import { sequences, userSequences } from './sequences.js';
 import { shifts } from './shifts.js';
 import { sites } from './sites.js';
+import { webhooks } from './webhooks.js';
 
 export const projections: readonly Projection[] = [
   institutions,
@@ -22,4 +23,5 @@ export const projections: readonly Projection[] = [
   sequences,
   userSequences,
   sites,
+  webhooks,
 ];

@@ -4,6 +4,7 @@
  * the records to write (or delete, with `record: null`). No I/O, no mutation.
  */
 import type { EventData, EventType } from '../src/events/catalog.js';
+import type { Position } from '../src/eventstore/port.js';
 import type { Kind, Records } from './records.js';
 
 export interface ReadView {
@@ -14,8 +15,8 @@ export interface ReadView {
 
 export type Change = { [K in Kind]: { kind: K; id: string; record: Records[K] | null } }[Kind];
 
-/** `at` is the event's occurred_at in microseconds. */
-export type Handler<T extends EventType> = (view: ReadView, data: EventData<T>, at: number) => Change[];
+/** `at` is the event's occurred_at in microseconds; `position` its place in the log. */
+export type Handler<T extends EventType> = (view: ReadView, data: EventData<T>, at: number, position: Position) => Change[];
 
 export type Projection = { readonly name: string } & { readonly [T in EventType]?: Handler<T> };
 

@@ -226,6 +226,44 @@ export interface SiteRecord {
   readonly updated_at: number;
 }
 
+export type WebhookStatus = 'active' | 'paused';
+
+/** A webhook subscription (see projections/webhooks.ts). */
+export interface WebhookRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly url: string;
+  /** Event types delivered (empty: every deliverable type). */
+  readonly event_types: readonly string[];
+  readonly status: WebhookStatus;
+  /** As stored in the log: `whsec_…`, or encrypted (src/webhooks/secrets.ts). */
+  readonly secret: string;
+  /** The log position of the last event delivered with a 2xx (at first: of the subscription itself). */
+  readonly cursor_commit: number;
+  readonly cursor_prepare: number;
+  /** Failed attempts since the last 2xx or resume: the next attempt is number failures + 1. */
+  readonly failures: number;
+  /** Attempts recorded: they are the webhookdelivery records `<id>/0` … `<id>/<deliveries - 1>`. */
+  readonly deliveries: number;
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
+/** One delivery attempt of a webhook, under `<webhook id>/<n>` (n from 0, in the order made). */
+export interface WebhookDeliveryRecord {
+  readonly id: string;
+  readonly institution_id: string;
+  readonly webhook_id: string;
+  readonly event_id: string;
+  readonly attempt: number;
+  readonly status_code: number | null;
+  readonly error: string | null;
+  readonly duration_ms: number;
+  /** When the attempt was made (delivered_at), as every record has it. */
+  readonly created_at: number;
+  readonly updated_at: number;
+}
+
 /** Every kind of record, by name. */
 export interface Records {
   institution: InstitutionRecord;
@@ -240,6 +278,8 @@ export interface Records {
   sequence: SequenceRecord;
   usersequence: UserSequenceRecord;
   site: SiteRecord;
+  webhook: WebhookRecord;
+  webhookdelivery: WebhookDeliveryRecord;
 }
 
 export type Kind = keyof Records;
@@ -258,4 +298,6 @@ export const kinds: readonly Kind[] = [
   'sequence',
   'usersequence',
   'site',
+  'webhook',
+  'webhookdelivery',
 ];

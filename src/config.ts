@@ -1,6 +1,8 @@
 /** Configuration from the environment, validated at start. */
 import { z } from 'zod';
 
+const flag = z.enum(['true', 'false'], { error: 'must be true or false' }).transform((v) => v === 'true');
+
 export const configSchema = z.object({
   PORT: z.coerce.number().int().min(0).max(65535).default(3000),
   HOST: z.string().min(1).default('127.0.0.1'),
@@ -35,7 +37,32 @@ export const configSchema = z.object({
     .string()
     .transform((v) => v.split(',').map((o) => o.trim()).filter((o) => o !== ''))
     .optional(),
+  /** Whether this server delivers webhooks (set false on every replica but one that share an EventStoreDB). */
+  WEBHOOK_DELIVERY: flag.default(true),
+  /** Allow http:// webhook URLs (else https:// only). */
+  WEBHOOK_ALLOW_HTTP: flag.default(false),
+  /** Allow deliveries to loopback, private, link-local and other non-public addresses. */
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS: flag.default(false),
+  /** The first retry's delay (ms); each next one doubles, capped, with jitter. */
+  WEBHOOK_RETRY_BASE_MS: z.coerce.number().int().min(1).default(5000),
+  /** Attempts of one event before the subscription is paused. */
+  WEBHOOK_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(8),
+  /** How long one delivery attempt may take (ms). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(1).default(10_000),
+  /** 32 bytes (64 hex digits, or base64) encrypting webhook secrets in the log (AES-256-GCM); unset: kept in plaintext. */
+  WEBHOOK_SECRET_KEY: z
+    .string()
+    .refine((v) => secretKeyBytes(v) !== undefined, { error: 'must be 32 bytes as 64 hex digits or base64' })
+    .optional(),
 });
+
+/** The 32 bytes of a WEBHOOK_SECRET_KEY (64 hex digits or base64), or undefined when it is not that. */
+export function secretKeyBytes(value: string): Buffer | undefined {
+  if (/^[0-9a-fA-F]{64}$/.test(value)) return Buffer.from(value, 'hex');
+  if (!/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) return undefined;
+  const bytes = Buffer.from(value, 'base64');
+  return bytes.length === 32 ? bytes : undefined;
+}
 
 export type Config = z.output<typeof configSchema>;
 

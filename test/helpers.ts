@@ -54,7 +54,7 @@ export interface StartOptions {
   /** /readyz's bound on the lag (the server's default otherwise). */
   readyMaxLagMs?: number;
   /** Server options besides (rate limit, CORS). */
-  server?: Pick<ServerOptions, 'rateLimit' | 'corsOrigins'>;
+  server?: Pick<ServerOptions, 'rateLimit' | 'corsOrigins' | 'webhooks'>;
 }
 
 export async function startApp(options: StartOptions = {}): Promise<TestApp> {

@@ -13,6 +13,7 @@ import closeWithGrace from 'close-with-grace';
 import { ConfigError, loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
+import { webhookSettings } from '../webhooks/settings.js';
 import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
 import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
 import { createLogger } from '../logger.js';
@@ -38,8 +39,9 @@ const USAGE = `usage: vm-api <command> [options]
   help, --help, -h                       this text (also after any command)
   --version                              the version
 
-environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM, JOURNAL_FOLD_FROM, FRAGMENT_CACHE_MB,
-  READY_MAX_LAG_MS, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW, CORS_ORIGINS (see the README)`;
+environment: PORT, HOST, DATA_DIR, EVENTSTORE_URL, PUBLIC_BASE_URL, LOG_LEVEL, CATCH_UP_PARALLEL_FROM, JOURNAL_FOLD_FROM,
+  FRAGMENT_CACHE_MB, READY_MAX_LAG_MS, RATE_LIMIT_MAX, RATE_LIMIT_WINDOW, CORS_ORIGINS, WEBHOOK_DELIVERY, WEBHOOK_ALLOW_HTTP,
+  WEBHOOK_ALLOW_PRIVATE_NETWORKS, WEBHOOK_RETRY_BASE_MS, WEBHOOK_MAX_ATTEMPTS, WEBHOOK_TIMEOUT_MS, WEBHOOK_SECRET_KEY (see the README)`;
 
 const fixture = (name: string) => join(projectRoot(), 'fixtures', name);
 
@@ -101,7 +103,11 @@ async function serve(config: Config, demo: boolean): Promise<void> {
     readyMaxLagMs: config.READY_MAX_LAG_MS,
     rateLimit: { max: config.RATE_LIMIT_MAX, window: config.RATE_LIMIT_WINDOW },
     corsOrigins: config.CORS_ORIGINS,
+    webhooks: webhookSettings(config),
   });
+  if (config.WEBHOOK_SECRET_KEY === undefined) {
+    logger.warn('WEBHOOK_SECRET_KEY is not set: webhook secrets made now are stored in the log in plaintext (set it to store them encrypted)');
+  }
   // The address actually bound (PORT=0 picks a free port).
   let url: string;
   try {

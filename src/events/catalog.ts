@@ -25,6 +25,17 @@ const count = int.nonnegative();
 
 const base = { institution_id: id, occurred_at: timestamp };
 
+const sha256Hex = z.string().regex(/^[0-9a-f]{64}$/, { error: 'must be 64 lower-case hex digits' });
+const decimal = z.string().regex(/^\d{1,20}$/, { error: 'must be a decimal integer' });
+
+/** An event type webhooks deliver (see isDeliverableType). */
+export const deliverableType = z.string().refine((t) => isDeliverableType(t), {
+  error: (issue) => `${JSON.stringify(issue.input)} is not an event type webhooks deliver`,
+});
+
+/** Where a webhook delivers (the API refuses more: see commands/webhooks.ts). */
+export const webhookUrl = z.url({ protocol: /^https?$/, error: 'must be an http:// or https:// URL' }).max(2048);
+
 const event = <T extends z.ZodRawShape>(shape: T) => z.strictObject({ ...base, ...shape });
 
 // ── Shared value objects ───────────────────────────────────────────────────
@@ -262,6 +273,35 @@ export const eventSchemas = {
     status: int,
     response: z.json(),
   }),
+
+  // ── Webhooks (never delivered to webhooks, never in the change feed) ──
+  /**
+   * A subscription: events of the institution after this one (of
+   * event_types, or all when empty) are POSTed to url, signed with secret
+   * (`whsec_…` as is, or `aes256gcm:…` encrypted with WEBHOOK_SECRET_KEY).
+   * request_sha256: the request's hash when made with an Idempotency-Key.
+   */
+  WebhookSubscribed: event({
+    webhook_id: id,
+    url: webhookUrl,
+    event_types: z.array(deliverableType),
+    secret: z.string().min(1),
+    request_sha256: sha256Hex.optional(),
+  }),
+  WebhookUnsubscribed: event({ webhook_id: id }),
+  /** Deliveries stop (the last attempt failed); the cursor stays. */
+  WebhookPaused: event({ webhook_id: id, reason: text }),
+  WebhookResumed: event({ webhook_id: id }),
+  /** One delivery attempt of one event: status_code null on a network error; a 2xx moves the cursor to event_position. */
+  WebhookAttempted: event({
+    webhook_id: id,
+    event_id: z.string().min(1).max(100),
+    event_position: z.strictObject({ commit: decimal, prepare: decimal }),
+    attempt: int.min(1),
+    status_code: int.min(100).max(999).nullable(),
+    error: text.nullable(),
+    duration_ms: z.number().nonnegative(),
+  }),
 } as const;
 
 type Schemas = typeof eventSchemas;
@@ -277,6 +317,26 @@ export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 export function isEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
 }
+
+/** The webhooks' own events: never delivered to webhooks, never in the change feed. */
+export const webhookEventTypes = ['WebhookSubscribed', 'WebhookUnsubscribed', 'WebhookPaused', 'WebhookResumed', 'WebhookAttempted'] as const;
+
+/**
+ * Types webhooks never deliver: their own, the keys' (credentials) and
+ * the record of an idempotent sites request (the service's bookkeeping).
+ */
+const undelivered: ReadonlySet<string> = new Set([...webhookEventTypes, 'ApiKeyIssued', 'ApiKeyRevoked', 'SiteRequestHandled']);
+
+/** Whether webhooks deliver events of this type (a type of the catalog, not one of the undelivered). */
+export function isDeliverableType(type: string): boolean {
+  return !undelivered.has(type) && Object.hasOwn(eventSchemas, type);
+}
+
+/** Every type webhooks deliver, in catalog order. */
+export const deliverableTypes = (Object.keys(eventSchemas) as EventType[]).filter(isDeliverableType);
+
+/** The stream of one webhook subscription: its subscription, pauses, resumes and every delivery attempt. */
+export const webhookStream = (webhookId: string) => `webhook-${webhookId}`;
 
 /** The stream of everything about one institution's sites. */
 export const siteRegistryStream = (institutionId: string) => `site-registry-${institutionId}`;
@@ -336,6 +396,12 @@ export function streamOf(event: DomainEvent): string {
     case 'UserUnassignedFromSite':
     case 'SiteRequestHandled':
       return siteRegistryStream(event.data.institution_id);
+    case 'WebhookSubscribed':
+    case 'WebhookUnsubscribed':
+    case 'WebhookPaused':
+    case 'WebhookResumed':
+    case 'WebhookAttempted':
+      return webhookStream(event.data.webhook_id);
     default: {
       const unreachable: never = event;
       throw new Error(`no stream for ${JSON.stringify(unreachable)}`);
@@ -357,6 +423,7 @@ export const streamPrefixes = [
   'sequence-',
   'usersequence-',
   'site-registry-',
+  'webhook-',
 ] as const;
 
 /** Parse one event's data against its schema. */

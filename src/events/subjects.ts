@@ -1,8 +1,8 @@
 /**
  * What each event of the catalog is about, as the change feed names it: a
  * resource by its path name and the field of the event holding the
- * record's id. Keys and the record of an idempotent request are about no
- * record a client reads (they are not in the feed).
+ * record's id. Keys, the record of an idempotent request and the webhooks' own
+ * events are about no record a client reads (they are not in the feed).
  */
 import type { EventOf, EventType } from './catalog.js';
 
@@ -64,6 +64,11 @@ const subjects: Subjects = {
   UserAssignedToSite: ['sites', 'site_id'],
   UserUnassignedFromSite: ['sites', 'site_id'],
   SiteRequestHandled: null,
+  WebhookSubscribed: null,
+  WebhookUnsubscribed: null,
+  WebhookPaused: null,
+  WebhookResumed: null,
+  WebhookAttempted: null,
 };
 
 /** The resource events of this type are about (undefined: none). */

@@ -26,11 +26,14 @@ import { readRoutes } from './routes/read.js';
 import { sitesWriteRoutes } from './routes/sites-write.js';
 import { changesRoutes } from './routes/changes.js';
 import type { SitesCommandHandler } from '../commands/handler.js';
+import type { WebhookCommands } from '../commands/webhooks.js';
+import { webhookRoutes } from './routes/webhooks.js';
 
 export interface AppServices {
   model: ReadModel;
   projector: Projector;
   commands: SitesCommandHandler;
+  webhooks: WebhookCommands;
   publicBaseUrl: string | undefined;
   /** Whether the read model is ready to serve, and how far it is (absent: it is). */
   readiness?: Readiness | undefined;
@@ -129,6 +132,7 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
       await register(resources.sites);
       await api.register(sitesWriteRoutes, { model: services.model, commands: services.commands });
       await api.register(changesRoutes, { changes: services.projector.changes });
+      await api.register(webhookRoutes, { model: services.model, commands: services.webhooks, publicBaseUrl: services.publicBaseUrl });
       services.apiRoutes?.(api);
     },
     { prefix: '/api' },

@@ -8,6 +8,11 @@ import { refusalOptions, refuseLongUrls } from './refusals.js';
 import type { RateLimitSettings } from './protection.js';
 import { workInBackground } from '../readmodel/background.js';
 import type { Readiness } from '../readmodel/warm-up.js';
+import { WebhookCommands } from '../commands/webhooks.js';
+import { AddressGuard } from '../webhooks/address-guard.js';
+import { Deliverer } from '../webhooks/deliverer.js';
+import { SecretBox } from '../webhooks/secrets.js';
+import { DEFAULT_WEBHOOK_SETTINGS, type WebhookSettings } from '../webhooks/settings.js';
 
 export const BODY_LIMIT = 1024 * 1024;
 
@@ -34,6 +39,8 @@ export interface ServerOptions {
   readonly surface?: boolean;
   /** More routes under /api/ (behind the key and every hook): the benchmark's constant routes. */
   readonly apiRoutes?: (api: FastifyInstance) => void;
+  /** The WEBHOOK_* settings (the defaults when absent). */
+  readonly webhooks?: WebhookSettings;
 }
 
 export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, options: ServerOptions = {}): Promise<FastifyInstance> {
@@ -51,7 +58,17 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   if (options.onRoute) server.addHook('onRoute', options.onRoute);
   const { publicBaseUrl, readiness } = options;
   const commands = new SitesCommandHandler(runtime.store, runtime.projector);
-  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000,
+  const settings = options.webhooks ?? DEFAULT_WEBHOOK_SETTINGS;
+  const secrets = new SecretBox(settings.secretKey);
+  const webhooks = new WebhookCommands({
+    store: runtime.store,
+    projector: runtime.projector,
+    model: runtime.model,
+    secrets,
+    guard: new AddressGuard(settings.allowPrivateNetworks),
+    allowHttp: settings.allowHttp,
+  });
+  await server.register(app, { model: runtime.model, projector: runtime.projector, commands, webhooks, publicBaseUrl, readiness, readyMaxLagMs: options.readyMaxLagMs ?? 5000,
     rateLimit: options.rateLimit,
     corsOrigins: options.corsOrigins,
     surface: options.surface ?? true,
@@ -59,5 +76,9 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   });
   const background = workInBackground(runtime.model);
   server.addHook('onClose', async () => background.stop());
+  // Webhook deliveries run beside the server: from when it is ready until it closes (before the log does).
+  const deliverer = new Deliverer({ ...runtime, settings, secrets, log: logger, ready: readiness && (() => readiness.ready()) });
+  server.addHook('onReady', async () => deliverer.start());
+  server.addHook('onClose', async () => deliverer.stop());
   return server;
 }

@@ -22,7 +22,8 @@ export type EntityKind =
   | 'sequence'
   | 'step'
   | 'usersequence'
-  | 'site';
+  | 'site'
+  | 'webhook';
 
 interface Entity {
   kind: EntityKind;
@@ -153,6 +154,14 @@ function effectsOf(event: DomainEvent): Effects {
       return { refs: [ref('site_id', 'site', d.site_id), ref('user_id', 'profile', d.user_id)] };
     case 'SiteRequestHandled':
       return { refs: [] };
+    case 'WebhookSubscribed':
+      return { creates: ref('webhook_id', 'webhook', d.webhook_id), refs: [] };
+    case 'WebhookUnsubscribed':
+      return { refs: [], ends: ref('webhook_id', 'webhook', d.webhook_id) };
+    case 'WebhookPaused':
+    case 'WebhookResumed':
+    case 'WebhookAttempted':
+      return { refs: [ref('webhook_id', 'webhook', d.webhook_id)] };
     default: {
       const unreachable: never = event;
       return unreachable;

@@ -124,7 +124,7 @@ function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | 
   }
 }
 
-const paging = {
+export const paging = {
   page: single(
     'page',
     (s) => {

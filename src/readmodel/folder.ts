@@ -130,7 +130,7 @@ export class EventFolder {
       // Checked against the catalog before it was appended (embedded log) or as it was read (EventStoreDB).
       const data = event.data as EventData;
       const at = parseEventTimestamp(data.occurred_at) ?? 0;
-      const changes = this.project(handlers, data, institution, at);
+      const changes = this.project(handlers, data, institution, at, event.position);
       for (const change of changes) {
         this.model.apply(change);
         changed?.set(`${change.kind}:${change.id}`, change);
@@ -173,10 +173,10 @@ export class EventFolder {
   }
 
   /** Every projection sees the model, as it stood before the event, through the event's institution. */
-  private project(handlers: readonly AnyHandler[], data: EventData, institution: string, at: number): Change[] {
+  private project(handlers: readonly AnyHandler[], data: EventData, institution: string, at: number, position: Position): Change[] {
     const view = this.view;
     view.institution = institution;
-    if (handlers.length === 1) return handlers[0]!(view, data, at);
-    return handlers.flatMap((handler) => handler(view, data, at));
+    if (handlers.length === 1) return handlers[0]!(view, data, at, position);
+    return handlers.flatMap((handler) => handler(view, data, at, position));
   }
 }

@@ -45,6 +45,33 @@ function withoutUnusedInputs(document: Document): Document {
   return { ...document, components: { ...components, schemas: kept } } as Document;
 }
 
+const header = (name: string, description: string) => ({ name, in: 'header' as const, required: true, schema: { type: 'string' as const }, description });
+
+/** What a subscription's URL receives (OpenAPI 3.1 `webhooks`; WebhookPayload is a component as every record with an id is). */
+const WEBHOOKS = {
+  event: {
+    post: {
+      operationId: 'receiveEvent',
+      summary: 'An event of the institution, delivered to a subscription\'s URL',
+      description:
+        'Standard Webhooks: POSTed once per event (at least once: a retry has the same webhook-id), in log order per subscription; ' +
+        'verify webhook-signature with the subscription\'s secret (e.g. the standardwebhooks package). Answer 2xx within 10 s, ' +
+        'else the attempt is retried with backoff, and the subscription pauses after the last.',
+      tags: ['webhooks'],
+      parameters: [
+        header('webhook-id', 'The event\'s id: the same on every retry (deduplicate on it).'),
+        header('webhook-timestamp', 'Unix seconds of this attempt.'),
+        header('webhook-signature', 'v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<body>"> with the secret\'s bytes.'),
+      ],
+      requestBody: { required: true, content: { 'application/json': { schema: { $ref: '#/components/schemas/WebhookPayload' } } } },
+      responses: {
+        '2XX': { description: 'Received: the next event of the subscription follows.' },
+        default: { description: 'Any other answer, or none within the timeout: retried.' },
+      },
+    },
+  },
+};
+
 /** Register before any route: the document is made of the routes registered after it. */
 export async function openApiDocument(app: FastifyInstance): Promise<void> {
   await app.register(swagger, {
@@ -60,6 +87,7 @@ export async function openApiDocument(app: FastifyInstance): Promise<void> {
       },
       components: { securitySchemes: { apiKey: { type: 'apiKey', in: 'header', name: 'API-KEY' } } },
       tags: TAGS,
+      webhooks: WEBHOOKS,
     },
     transform: jsonSchemaTransform,
     transformObject: (document) => withoutUnusedInputs(jsonSchemaTransformObject(document)),

@@ -113,10 +113,32 @@ export const CHANGES_OPERATION = {
   response: { 200: json('A page of changes.', records.changesPage), ...errors(400, 401, 405, 429, 503) },
 };
 
+const WEBHOOK_OPERATIONS = {
+  create: ['createWebhook', 'Subscribe a URL to the institution\'s events (Standard Webhooks)', 201, 'The subscription, with its secret (shown only here).', records.webhookCreated, [400, 401, 405, 413, 415, 422, 429, 503]],
+  list: ['listWebhooks', 'List the institution\'s webhook subscriptions', 200, 'A page of subscriptions (without their secrets).', records.page(records.webhook, 'WebhooksPage'), [400, 401, 404, 405, 429, 503]],
+  retrieve: ['retrieveWebhook', 'Retrieve one webhook subscription', 200, 'The subscription (without its secret).', records.webhook, [401, 404, 405, 429, 503]],
+  delete: ['deleteWebhook', 'Unsubscribe: deliveries stop', 204, 'Unsubscribed.', undefined, [400, 401, 404, 405, 413, 415, 429, 503]],
+  resume: ['resumeWebhook', 'Resume a paused subscription from the event it stopped at', 200, 'The subscription, active again.', records.webhook, [400, 401, 404, 405, 413, 415, 429, 503]],
+  deliveries: ['listWebhookDeliveries', 'Every delivery attempt of a subscription, oldest first', 200, 'A page of attempts.', records.page(records.webhookDelivery, 'WebhookDeliveriesPage'), [400, 401, 404, 405, 429, 503]],
+} as const satisfies Record<string, readonly [string, string, number, string, z.ZodType | undefined, ReadonlyArray<keyof typeof ERRORS>]>;
+
+/** The OpenAPI parts of a webhooks route's schema. */
+export function webhookOperation(kind: keyof typeof WEBHOOK_OPERATIONS) {
+  const [operationId, summary, status, description, answer, statuses] = WEBHOOK_OPERATIONS[kind];
+  return {
+    operationId,
+    summary,
+    tags: ['webhooks'],
+    security: SECURITY,
+    response: { [status]: answer ? json(description, answer) : z.null().meta({ description }), ...errors(...statuses) },
+  };
+}
+
 /** The tags, in the order the document lists them. */
 export const TAGS = [
   ...Object.values(RESOURCES).map(({ tag, description }) => ({ name: tag, description })),
   { name: 'changes', description: 'What changed, in log order: the change feed for incremental sync.' },
+  { name: 'webhooks', description: 'Standard Webhooks: subscriptions, signed deliveries of the institution\'s events, and every attempt.' },
   { name: 'operations', description: 'Health, readiness and metrics for operators (no key).' },
 ];
 

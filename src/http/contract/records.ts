@@ -7,7 +7,7 @@
  * an id: it becomes a component of the document.
  */
 import { z } from 'zod';
-import { eventSchemas, type EventType } from '../../events/catalog.js';
+import { deliverableTypes, eventSchemas, type EventType } from '../../events/catalog.js';
 import { feedResources } from '../../events/subjects.js';
 
 const uuid = z.string().meta({ format: 'uuid' });
@@ -299,3 +299,42 @@ export const changesPage = z
     next_cursor: z.string().nullable().meta({ description: 'The last result\'s cursor, or the after= given when nothing is new (null: nothing yet, from the start)' }),
   })
   .meta({ id: 'ChangesPage' });
+
+// ── Webhooks ───────────────────────────────────────────────────────────────
+
+const webhookFields = {
+  id: uuid,
+  url,
+  event_types: z.array(z.enum(deliverableTypes as [EventType, ...EventType[]])).meta({ description: 'The event types delivered (empty: every type webhooks deliver)' }),
+  status: z.enum(['active', 'paused']).meta({ description: 'paused: the last attempt of an event failed; resume continues from that event' }),
+  created_at: timestamp,
+};
+
+export const webhook = z.object(webhookFields).meta({ id: 'Webhook' });
+
+export const webhookCreated = z
+  .object({
+    ...webhookFields,
+    secret: z.string().meta({ description: 'whsec_ + base64 of 24 random bytes: verifies the signatures (Standard Webhooks); shown only in this answer' }),
+  })
+  .meta({ id: 'WebhookCreated' });
+
+export const webhookDelivery = z
+  .object({
+    event_id: z.string().meta({ description: 'The event delivered (its webhook-id header)' }),
+    attempt: integer.meta({ description: 'The attempt of this event, from 1' }),
+    status_code: integer.nullable().meta({ description: 'The receiver\'s HTTP status (null: no answer — a network error, a timeout or a refused address)' }),
+    error: z.string().nullable().meta({ description: 'Why the attempt failed (null on a 2xx)' }),
+    duration_ms: integer,
+    delivered_at: timestamp.meta({ description: 'When the attempt ended' }),
+  })
+  .meta({ id: 'WebhookDelivery' });
+
+/** What a webhook receives: the body of each delivery. */
+export const webhookPayload = z
+  .object({
+    type: z.enum(deliverableTypes as [EventType, ...EventType[]]).meta({ description: 'The event type (DESIGN.md\'s catalog)' }),
+    timestamp: timestamp.meta({ description: 'When the event occurred (its occurred_at)' }),
+    data: z.record(z.string(), z.unknown()).meta({ description: 'The event\'s data, as the catalog defines it (institution_id and occurred_at included)' }),
+  })
+  .meta({ id: 'WebhookPayload' });

@@ -25,7 +25,7 @@ export interface ReadRouteOptions {
   buffers: ResponseBuffers;
 }
 
-const idParams = z.object({ id: z.string().meta({ format: 'uuid', description: 'The record\'s id.' }) });
+export const idParams = z.object({ id: z.string().meta({ format: 'uuid', description: 'The record\'s id.' }) });
 
 export function sendJson(reply: FastifyReply, json: Buffer): FastifyReply {
   return reply.type('application/json; charset=utf-8').send(json);

@@ -26,14 +26,13 @@ export const membershipBody = z.strictObject({
   user_ids: z.array(id).min(1).max(100),
 });
 
-const headers = z.object({
-  'idempotency-key': z
-    .string()
-    .min(1)
-    .max(255)
-    .optional()
-    .meta({ description: 'A retry with the same key and body within 24 hours answers the first response again (Idempotent-Replayed: true) and appends nothing.' }),
-});
+/** The Idempotency-Key header, as `description` says it is kept. */
+export const idempotencyHeader = (description: string) =>
+  z.object({ 'idempotency-key': z.string().min(1).max(255).optional().meta({ description }) });
+
+const headers = idempotencyHeader(
+  'A retry with the same key and body within 24 hours answers the first response again (Idempotent-Replayed: true) and appends nothing.',
+);
 
 export interface SitesWriteOptions {
   model: ReadModel;
@@ -41,10 +40,11 @@ export interface SitesWriteOptions {
 }
 
 /** The request's identity for Idempotency-Key: the operation and its parsed body. */
-const sha256 = (operation: string, body: unknown) =>
+export const requestSha256 = (operation: string, body: unknown) =>
   createHash('sha256').update(`${operation}\n${JSON.stringify(body)}`).digest('hex');
 
-function send(reply: FastifyReply, result: CommandResult) {
+/** A command's answer: its body, or {detail}. */
+export function send(reply: FastifyReply, result: CommandResult) {
   if ('detail' in result) return reply.code(result.status).send({ detail: result.detail });
   if (result.replayed) reply.header('idempotent-replayed', 'true');
   return reply.code(result.status).send(result.body);
@@ -55,7 +55,7 @@ export async function sitesWriteRoutes(parent: FastifyInstance, { model, command
   /** The time the events record. */
   const now = () => formatTimestamp(Date.now() * 1000);
   const idempotency = (key: string | undefined, operation: string, body: unknown) =>
-    key === undefined ? undefined : { key, sha256: sha256(operation, body) };
+    key === undefined ? undefined : { key, sha256: requestSha256(operation, body) };
 
   app.post('/sites/bulk-create/', { schema: { body: bulkCreateBody, headers, ...writeOperation('bulk-create') } }, async (request, reply) => {
     const institution_id = request.institutionId;
