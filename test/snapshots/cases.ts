@@ -49,6 +49,7 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'retrieve as another institution', url: `/api/shifts/${SHIFT}/`, as: 'harbor' },
     { name: 'list without key', url: '/api/shifts/', as: 'none' },
     { name: 'harbor list', url: '/api/shifts/?limit=3', as: 'harbor' },
+    { name: 'sync: changed since a time, latest change first', url: '/api/shifts/search/?updated_at.gt=2026-01-01T00:00:00Z&ordering=-updated_at&limit=3' },
   ],
   opportunities: [
     { name: 'list', url: '/api/opportunities/' },
@@ -80,6 +81,7 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'search by category, most hours first', url: `/api/reservations/search/?category.id=${RESERVED_CATEGORY}&ordering=-logged_hours&limit=5` },
     { name: 'search by logged hours, latest shift first', url: `/api/reservations/search/?logged_hours.gte=1.5&ordering=-shift_start_at&limit=3` },
     { name: 'search, invalid number', url: '/api/reservations/search/?logged_hours.lt=1,5' },
+    { name: 'sync: list changed since a day, latest change first', url: '/api/reservations/?updated_at.gte=2026-01-01&ordering=-updated_at&limit=3' },
   ],
   'form-submissions': [
     { name: 'list', url: '/api/form-submissions/?limit=3' },
@@ -113,6 +115,7 @@ export const areas: Record<string, SnapshotCase[]> = {
     { name: 'retrieve as another institution', url: `/api/sites/${SITE}/`, as: 'harbor' },
     { name: 'list by title', url: '/api/sites/?title=main+warehouse' },
     { name: 'list by member', url: `/api/sites/?user.id=${USER}` },
+    { name: 'sync: list changed since a day, by change', url: '/api/sites/?updated_at.gte=2026-01-01&ordering=updated_at&limit=3' },
   ],
   changes: [
     { name: 'from the beginning, 5', url: '/api/changes/?limit=5' },
