@@ -143,3 +143,36 @@ t.test('a removed row that a search cannot find (its column changed under the in
   const expectedOrder = live.sort((a, b) => values[a]! - values[b]! || (ids[a]! < ids[b]! ? -1 : 1));
   t.same(Array.from(index.order.subarray(0, index.size)), expectedOrder);
 });
+
+t.test('postings: the rows holding each value are those of the live records that hold it, whatever was replaced or deleted', async (t) => {
+  interface Tagged {
+    id: string;
+    tags: string[];
+  }
+  const tagged = { columns: {}, indexes: [], params: [{ name: 'tag', value: (r: Tagged) => r.tags }, { name: 'other' }] };
+  const TAGS = ['a', 'B', 'b', 'c', ''];
+  let checked = 0;
+  fc.assert(
+    fc.property(
+      fc.array(fc.record({ id: fc.integer({ min: 0, max: 40 }).map(String), tags: fc.subarray(TAGS), remove: fc.boolean() }), { maxLength: 200 }),
+      (changes) => {
+        const table = new Table<Tagged>(tagged);
+        const live = new Map<string, Tagged>();
+        for (const { remove, ...record } of changes) {
+          table.set(record.id, remove ? null : record);
+          if (remove) live.delete(record.id);
+          else live.set(record.id, record);
+          for (const value of ['a', 'b', 'c', '', 'zzz']) {
+            const expected = [...live.values()].filter((r) => r.tags.some((x) => x.toLowerCase() === value)).map((r) => r.id).sort();
+            const held = [...table.holding('tag', value)!].map((row) => table.idOf(row)).sort();
+            if (JSON.stringify(held) !== JSON.stringify(expected)) return false;
+            checked++;
+          }
+        }
+        return table.holding('other', 'a') === undefined;
+      },
+    ),
+    { numRuns: 200 },
+  );
+  t.ok(checked > 1000, `${checked} postings checked`);
+});

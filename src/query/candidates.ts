@@ -8,7 +8,7 @@
  */
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { checkOfAll, type Constraint } from './constraints.js';
+import { checkOfAll, type Constraint, type Keyed } from './constraints.js';
 
 export type Check = (row: number) => boolean;
 
@@ -51,12 +51,11 @@ const SKIP_SCAN_FROM = 64;
 /** Values of the leading column a skip scan visits, at most. */
 const SKIP_SCAN_MAX_GROUPS = 1024;
 
-type Keyed = Exclude<Constraint, { kind: 'test' }>;
 
 /** Every index's candidate for these constraints (indexes none of whose first two keys is constrained give none). */
 export function candidatesOf(table: Pick<Table<Identified>, 'allIndexes'>, constraints: readonly Constraint[], order: SortedIndex): Candidate[] {
   const onColumn = new Map<string, Keyed>();
-  for (const c of constraints) if (c.kind !== 'test') onColumn.set(c.column, c);
+  for (const c of constraints) if (c.kind === 'range' || c.kind === 'codes') onColumn.set(c.column, c);
   const out: Candidate[] = [];
   const later: Array<() => Candidate | undefined> = [];
   for (const index of table.allIndexes()) {

@@ -4,7 +4,8 @@
  * microseconds, spots, times of day, 0/1 for booleans) or of doubles
  * (logged hours), sets of codes on
  * symbol columns (a text in lower case, an id, the ids a relation filter
- * found), and tests of rows for values a record holds several of. Several
+ * found), the rows holding a value a record holds several of (the table's
+ * postings), and tests of rows for the rest (a group's items). Several
  * filters on one column are one constraint (their intersection).
  */
 import type { Kind } from '../../projections/records.js';
@@ -34,7 +35,15 @@ export interface TestConstraint {
   readonly test: (row: number) => boolean;
 }
 
-export type Constraint = RangeConstraint | CodesConstraint | TestConstraint;
+/** The rows holding a value of a parameter with values (the table's postings). */
+export interface RowsConstraint {
+  readonly kind: 'rows';
+  readonly rows: ReadonlySet<number>;
+}
+
+export type Constraint = RangeConstraint | CodesConstraint | TestConstraint | RowsConstraint;
+/** What an index can answer: a range or codes on a column. */
+export type Keyed = RangeConstraint | CodesConstraint;
 
 export type Groups<R extends Identified> = ResourceDef<Kind, R>['groups'];
 
@@ -114,10 +123,15 @@ export function constraintsOf<R extends Identified>(
       case 'text':
       case 'uuid': {
         const wanted = String(value).toLowerCase();
+        const holding = table.holding(param.name, wanted);
+        if (holding !== undefined) constraints.push({ kind: 'rows', rows: holding });
         if (param.group !== undefined) {
+          // The postings narrow the rows; the group's test holds them to one item (a question's id and answer together).
           const values = grouped.get(param.group) ?? new Map<string, string>();
           values.set(param.name, wanted);
           grouped.set(param.group, values);
+        } else if (holding !== undefined) {
+          // Answered by the postings.
         } else if (param.primaryKey) {
           if (id !== undefined && id !== wanted) none = true;
           id = wanted;
@@ -126,7 +140,7 @@ export function constraintsOf<R extends Identified>(
           codes(param.symbol, code === undefined ? [] : [code]);
         } else if (param.through !== undefined) {
           codes(param.through.symbol, relatedCodes(table, param.through, wanted, view));
-        } else constraints.push({ kind: 'test', test: valueTest(table, param, wanted, view) });
+        } else constraints.push({ kind: 'test', test: valueTest(table, param, wanted) });
         break;
       }
       case 'boolean':
@@ -148,11 +162,11 @@ export function constraintsOf<R extends Identified>(
 }
 
 /** A test of a value the record holds several of (any may match), compared in lower case. */
-function valueTest<R extends Identified>(table: Table<R>, param: MatchParam<R>, wanted: string, view: SearchView) {
+function valueTest<R extends Identified>(table: Table<R>, param: MatchParam<R>, wanted: string) {
   const get = param.value;
   if (!get) throw new Error(`parameter ${param.name} has no symbol, relation or value`);
   return (row: number) => {
-    const v = get(table.record(row), view);
+    const v = get(table.record(row));
     if (typeof v === 'string') return v === wanted || v.toLowerCase() === wanted;
     return Array.isArray(v) && v.some((x: string) => x === wanted || x.toLowerCase() === wanted);
   };
@@ -203,7 +217,7 @@ export function checkOfAll(table: Pick<Table<Identified>, 'column' | 'indexLedBy
   const ranges: Array<{ values: Float64Array; lo: number; hi: number; share: number }> = [];
   const others: Array<(row: number) => boolean> = [];
   for (const c of constraints) {
-    if (c.kind === 'test' || (c.kind === 'codes' && c.codes.length !== 1)) continue;
+    if (c.kind === 'test' || c.kind === 'rows' || (c.kind === 'codes' && c.codes.length !== 1)) continue;
     const [lo, hi] = c.kind === 'range' ? [c.lo, c.hi] : [c.codes[0]!, c.codes[0]! + 1];
     const index = table.indexLedBy(c.column);
     const share = index ? index.lowerBound(hi) - index.lowerBound(lo) : Infinity;
@@ -211,6 +225,7 @@ export function checkOfAll(table: Pick<Table<Identified>, 'column' | 'indexLedBy
   }
   ranges.sort((a, b) => a.share - b.share);
   for (const c of constraints) if (c.kind === 'codes' && c.codes.length !== 1) others.push(checkOfConstraint(table, c));
+  for (const c of constraints) if (c.kind === 'rows') others.push((row) => c.rows.has(row));
   for (const c of constraints) if (c.kind === 'test') others.push(c.test);
   const inRanges = rangesCheck(ranges);
   if (others.length === 0) return inRanges;
@@ -256,6 +271,7 @@ function rangesCheck(ranges: ReadonlyArray<{ values: Float64Array; lo: number; h
 /** Whether a row satisfies a constraint. */
 function checkOfConstraint(table: Pick<Table<Identified>, 'column'>, c: Constraint): (row: number) => boolean {
   if (c.kind === 'test') return c.test;
+  if (c.kind === 'rows') return (row) => c.rows.has(row);
   const values = table.column(c.column);
   if (c.kind === 'range') {
     const { lo, hi } = c;

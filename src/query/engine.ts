@@ -4,7 +4,8 @@
  * A query becomes constraints on the table's numeric columns (see
  * constraints.ts): ranges (microseconds, days, spots, times of day), sets
  * of codes of symbol columns (an id, a text in lower case, the ids a
- * relation filter found), and row tests only for what no column holds.
+ * relation filter found), the rows holding a value a record holds several
+ * of (postings), and row tests only for what none of those holds.
  *
  * Each sorted index answers the constraints on its first keys as blocks of
  * its positions (candidates.ts): a range on its first key is one block; a
@@ -18,8 +19,12 @@
  * order, a selection by position in that order when each block is in it
  * (a block of one opportunity, in start order), and otherwise a sort of its
  * rows' positions in the order, or a walk of the order testing every
- * constraint, whichever reads fewer rows. A candidate that leaves
- * constraints uncovered is scanned, testing them, for the count.
+ * constraint, whichever reads fewer rows (a walk gives up for the next way
+ * when its matches turn out to lie further than their count promised). A
+ * candidate that leaves constraints uncovered is scanned, testing them, for
+ * the count. A posting smaller than every candidate is read instead, its
+ * rows tested and put in order. Matches are put in order in linear time
+ * (counted in buckets of positions; only the page's bucket is sorted).
  */
 import type { Kind, Records } from '../../projections/records.js';
 import type { ReadView } from '../../projections/projection.js';
@@ -28,7 +33,7 @@ import type { Table } from '../readmodel/table.js';
 import { type Candidate, type Check, candidatesOf, checkOf, inOrder } from './candidates.js';
 import { rankPage, rankPageCost, rowsOf, scratch, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
 import type { RankMatrix } from '../readmodel/rank-matrix.js';
-import { type Constraint, constraintsOf, type Groups } from './constraints.js';
+import { type Constraint, constraintsOf, type Groups, type RowsConstraint } from './constraints.js';
 import type { SearchQuery } from './schema.js';
 
 export { intervalOf } from './constraints.js';
@@ -91,6 +96,17 @@ export function search<R extends Identified>(
   if (constraints.length === 0) return all();
 
   const candidates = candidatesOf(table, constraints, order);
+  // Values a record holds several of (a site's users, a profile's tags): the rows of the smallest posting, when no index
+  // narrows the query more, tested for the rest and put in order.
+  const posting = constraints.reduce<RowsConstraint | undefined>((a, c) => (c.kind === 'rows' && (a === undefined || c.rows.size < a.rows.size) ? c : a), undefined);
+  if (posting && candidates.every((c) => posting.rows.size <= c.size)) {
+    const check = checkOf(table, constraints.filter((c) => c !== posting));
+    const matches = scratch('matches', posting.rows.size);
+    let count = 0;
+    for (const row of posting.rows) if (check(row)) matches[count++] = row;
+    const rows = offset >= count ? [] : sortedPage(order, matches.subarray(0, count), count, descending, offset, limit);
+    return { count, rows, plan: `postings ${posting.rows.size}` };
+  }
   const checkBesides = (candidate: Candidate) => checkOf(table, constraints.filter((c) => !candidate.covers.has(c)));
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.
@@ -238,7 +254,7 @@ function filtersNothing(table: Pick<Table<Identified>, 'indexLedBy'>, c: Constra
  * such pair, or its matrix is not made yet (it is then wanted).
  */
 function pairCount(table: Pick<Table<Identified>, 'ranks'>, candidates: readonly Candidate[], constraints: readonly Constraint[], order: SortedIndex, bits: number) {
-  if (constraints.some((c) => c.kind === 'test')) return undefined;
+  if (constraints.some((c) => c.kind === 'test' || c.kind === 'rows')) return undefined;
   let chosen: { first: Candidate; second: Candidate; cost: number } | undefined;
   for (const first of candidates) {
     for (const second of candidates) {

@@ -7,6 +7,7 @@
 import type { ReadView } from '../../projections/projection.js';
 import type { Kind, Records } from '../../projections/records.js';
 import type { TableDef } from '../readmodel/model.js';
+import type { MultiValue } from '../readmodel/table.js';
 import type { JsonView } from '../resources/json.js';
 import type { Identified } from '../readmodel/sorted-index.js';
 
@@ -22,9 +23,9 @@ interface ParamBase {
  * by a symbol column holding the value (in lower case for text), so the
  * filter compares codes, through an index led by that column when there is
  * one; or through a relation (`through`): the ids of the related records
- * that match, as codes of the column holding the relation. Only values a
- * record holds several of (tags, answers) are read from the records
- * (`value`), row by row.
+ * that match, as codes of the column holding the relation. Values a
+ * record holds several of (tags, answers, a site's users: `value`) are
+ * looked up in the table's postings, the rows holding each value.
  */
 export interface MatchParam<R> extends ParamBase {
   readonly type: 'text' | 'uuid';
@@ -34,8 +35,8 @@ export interface MatchParam<R> extends ParamBase {
   readonly symbol?: string;
   /** A filter on a related record: see Relation. */
   readonly through?: Relation;
-  /** The record's values (matching any of them), for what no column holds. */
-  readonly value?: (record: R, view: ReadView) => string | null | undefined | readonly string[];
+  /** The record's values (matching any of them), for what no column holds: the table keeps the rows holding each value. */
+  readonly value?: MultiValue<R>;
   /**
    * Filters of one group are tested together, by the resource's group
    * function, instead of one by one (question.id and question.answer must

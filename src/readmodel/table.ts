@@ -13,6 +13,8 @@ import { FragmentStore } from './fragment-store.js';
 import { OrderRanks } from './order-ranks.js';
 import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
+const NONE: ReadonlySet<number> = new Set();
+
 /** A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted. */
 const ADDED = 1;
 const REMOVED = 2;
@@ -26,7 +28,16 @@ export interface TableSchema<R> {
    */
   readonly symbols?: Readonly<Record<string, (record: R) => string | null>>;
   readonly indexes: readonly IndexDef[];
+  /**
+   * Search parameters; those with `value` (what a record holds several of:
+   * a site's users, a profile's tags, a submission's questions) get
+   * postings: per value, in lower case, the rows whose record holds it.
+   */
+  readonly params?: readonly object[];
 }
+
+/** The values a record holds for a parameter (matching any of them). */
+export type MultiValue<R> = (record: R) => string | null | undefined | readonly string[];
 
 /** An index as saved with a snapshot: its rows as places in the order the table's records were saved in. */
 export interface SavedIndex {
@@ -71,6 +82,8 @@ export class Table<R extends Identified> implements RowSource {
   private symbolsSeeded = false;
   /** Rank matrices of one index's rows by their positions in another (see OrderRanks). */
   readonly ranks = new OrderRanks();
+  /** Per parameter with values: value (lower case) → the rows of the current records holding it. */
+  private readonly postings = new Map<string, { readonly values: MultiValue<R>; readonly rows: Map<string, Set<number>> }>();
 
   /** `institution`: whose records the table holds (what relation filters search in). */
   constructor(
@@ -85,6 +98,10 @@ export class Table<R extends Identified> implements RowSource {
       const dictionary = new Map<string, number>();
       this.dictionaries.set(name, dictionary);
       this.columnKeys.push([name, (record) => this.encode(dictionary, value(record))]);
+    }
+    for (const param of schema.params ?? []) {
+      const { name, value } = param as { name?: unknown; value?: unknown };
+      if (typeof name === 'string' && typeof value === 'function') this.postings.set(name, { values: value as MultiValue<R>, rows: new Map() });
     }
     this.columnKeys.forEach(([name], c) => this.columnIndex.set(name, c));
     this.columns = this.columnKeys.map(() => new Float64Array(this.capacity));
@@ -167,10 +184,17 @@ export class Table<R extends Identified> implements RowSource {
     return code;
   }
 
+  /** The rows of the current records holding this value (in lower case) of a parameter with values; undefined for another parameter. */
+  holding(param: string, value: string): ReadonlySet<number> | undefined {
+    const posting = this.postings.get(param);
+    return posting && (posting.rows.get(value) ?? NONE);
+  }
+
   /** Insert, replace (same id) or, with `null`, delete a record. */
   set(id: string, record: R | null): void {
     const old = this.rowOfId.get(id);
     if (old !== undefined) {
+      this.post(old, false);
       this.rowOfId.delete(id);
       if (this.pending[old] === ADDED) {
         this.pending[old] = 0;
@@ -189,6 +213,27 @@ export class Table<R extends Identified> implements RowSource {
     this.rowOfId.set(id, row);
     this.pending[row] = ADDED;
     this.addedRows.push(row);
+    this.post(row, true);
+  }
+
+  /** Add a row to (or take it from) the postings of its record's values. */
+  private post(row: number, add: boolean): void {
+    if (this.postings.size === 0) return;
+    const record = this.records[row]!;
+    for (const { values, rows } of this.postings.values()) {
+      const held = values(record);
+      for (const value of held === null || held === undefined ? [] : typeof held === 'string' ? [held] : held) {
+        const key = value.toLowerCase();
+        let posting = rows.get(key);
+        if (add) {
+          if (posting === undefined) rows.set(key, (posting = new Set()));
+          posting.add(row);
+        } else if (posting !== undefined) {
+          posting.delete(row);
+          if (posting.size === 0) rows.delete(key);
+        }
+      }
+    }
   }
 
   /** An index, up to date. */
