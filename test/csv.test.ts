@@ -3,10 +3,12 @@
  * the page's records as rows — nested fields as dotted columns, arrays as
  * JSON, null as empty — RFC 4180 quoting that a CSV parser reads back to
  * the JSON answer's values, the same filters and pages as JSON, the count in
- * X-Total-Count and the pages in Link.
+ * X-Total-Count and the pages in Link; the same bytes with EventStoreDB as
+ * the log.
  */
 import { parse } from 'csv-parse/sync';
 import t from 'tap';
+import { EsdbStandIn } from './esdb-standin/server.js';
 import { DEMO_KEY, startApp } from './helpers.js';
 
 const app = await startApp({ fixtures: ['demo.ndjson'] });
@@ -97,4 +99,22 @@ t.test('the ETag differs by format', async (t) => {
   const csv = await get('/api/shifts/?limit=3', { accept: 'text/csv' });
   t.not(json.headers.etag, csv.headers.etag);
   t.equal((await get('/api/shifts/?limit=3', { accept: 'text/csv', 'if-none-match': json.headers.etag as string })).statusCode, 200);
+});
+
+t.test('with EventStoreDB as the log (the stand-in): every CSV page is the embedded log\'s, byte for byte', async (t) => {
+  const esdb = await EsdbStandIn.start();
+  t.teardown(() => esdb.stop());
+  const other = await startApp({ fixtures: ['demo.ndjson'], eventstoreUrl: esdb.connectionString });
+  t.teardown(() => other.close());
+  // A fresh app on the embedded log too: the tests above added a site to theirs.
+  const embedded = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => embedded.close());
+  const csvOf = (on: typeof app, url: string) => on.server.inject({ method: 'GET', url, headers: { 'api-key': DEMO_KEY } });
+  for (const url of endpoints) {
+    const csv = `${url}${url.includes('?') ? '&' : '?'}format=csv`;
+    const [here, there] = await Promise.all([csvOf(embedded, csv), csvOf(other, csv)]);
+    t.equal(there.statusCode, 200, csv);
+    t.ok(there.body.split('\n').length > 1, `${csv}: rows`);
+    t.equal(there.body, here.body, `${csv}: the same bytes`);
+  }
 });
