@@ -15,6 +15,7 @@ import type { ShiftRecord } from '../projections/records.js';
 import { type Candidate, candidatesOf, checkOf, inOrder } from '../src/query/candidates.js';
 import type { Constraint } from '../src/query/constraints.js';
 import { rankPage, rowsOf, selectAcross, sortedPage, walkNearer, walkPage } from '../src/query/pages.js';
+import { rowTest } from '../src/query/row-bits.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { tableDefs } from '../src/resources/index.js';
@@ -84,7 +85,13 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
         const offset = matches.length === 0 ? 0 : at % matches.length;
         const expected = matches.slice(offset, offset + limit);
 
-        const exact = candidatesOf(table, constraints, order).filter((c) => c.covers.size === constraints.length);
+        const candidates = candidatesOf(table, constraints, order);
+        // The row test with its constraints marked in bitsets (as for a walk of very many rows) passes exactly the matches.
+        const marked = rowTest(table, constraints, candidates, Infinity);
+        const passing = [...table.liveRows()].filter((row) => marked(row)).sort((a, b) => ranks[a]! - ranks[b]!);
+        if (descending) passing.reverse();
+        if (passing.join() !== matches.join()) throw new Error(`marked rows: ${passing.join()} expected ${matches.join()}`);
+        const exact = candidates.filter((c) => c.covers.size === constraints.length);
         const byOpportunity = exact.find((c) => c.index.def.name === 'opportunity') as Candidate;
         if (byOpportunity.size !== matches.length) throw new Error(`candidate of ${byOpportunity.size} rows, ${matches.length} match`);
         const whole: Candidate = { index: order, blocks: [0, order.size], size: order.size, covers: new Set(), fixed: 0 };

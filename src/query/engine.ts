@@ -31,6 +31,7 @@ import type { ReadView } from '../../projections/projection.js';
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { type Candidate, type Check, candidatesOf, checkOf, inOrder } from './candidates.js';
+import { rowTest } from './row-bits.js';
 import { rankPage, rankPageCost, rowsOf, scratch, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
 import type { RankMatrix } from '../readmodel/rank-matrix.js';
 import { type Constraint, constraintsOf, type Groups, type RowsConstraint } from './constraints.js';
@@ -63,10 +64,11 @@ const MAX_PAIR_COST = 20_000;
  * (`maxSorted`); the rows below which blocks each in the order are paged by
  * sorting them rather than by a selection across them (`small`); the cost
  * (rows read) from which a page out of order wants a rank matrix
- * (`rankFrom`).
+ * (`rankFrom`); the rows a walk or scan reads from which its row test
+ * marks constraints in a bitset first (`markFrom`, see row-bits.ts).
  * Tests lower them, so that small data meets every strategy.
  */
-export const thresholds = { maxSorted: 4_000_000, small: 512, rankFrom: 2_000 };
+export const thresholds = { maxSorted: 4_000_000, small: 512, rankFrom: 2_000, markFrom: 20_000 };
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -107,7 +109,11 @@ export function search<R extends Identified>(
     const rows = offset >= count ? [] : sortedPage(order, matches.subarray(0, count), count, descending, offset, limit);
     return { count, rows, plan: `postings ${posting.rows.size}` };
   }
-  const checkBesides = (candidate: Candidate) => checkOf(table, constraints.filter((c) => !candidate.covers.has(c)));
+  /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
+  const checkBesides = (candidate: Candidate, reads: number) => {
+    const left = constraints.filter((c) => !candidate.covers.has(c));
+    return reads >= thresholds.markFrom ? rowTest(table, left, candidates, reads) : checkOf(table, left);
+  };
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.
   const sliced = exact.filter((c) => inOrder(c, order) === 'concatenated').sort(bySize)[0];
@@ -115,7 +121,6 @@ export function search<R extends Identified>(
 
   // The walk: the order index (or its block the query narrows it to), testing what it does not cover, from whichever end is nearer.
   const walk = candidates.filter((c) => c.index === order && c.fixed === 0).sort(bySize)[0] ?? whole(order);
-  const walkCheck = checkBesides(walk);
   const walkCost = (count: number) => {
     if (count === 0) return 0;
     const take = Math.min(limit, count - offset);
@@ -123,7 +128,7 @@ export function search<R extends Identified>(
   };
   /** The page by the walk, or undefined when it has read `budget` rows (it found fewer matches on its way than their count promised). */
   const walked = (count: number, budget: number): SearchResult | undefined => {
-    const rows = walkNearer(walk, walkCheck, descending, offset, limit, count, budget);
+    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkCost(count), budget)), descending, offset, limit, count, budget);
     return rows && { count, rows };
   };
   const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * SELECT_COST_PER_MATCH : Infinity);
@@ -170,9 +175,10 @@ export function search<R extends Identified>(
 
   // Else the smallest candidate scanned, testing what it leaves: in the order, the page on the way; else the matches, sorted.
   const driver = candidates.sort(bySize)[0] ?? walk;
-  const check = checkBesides(driver);
   const driverInOrder = inOrder(driver, order) === 'concatenated';
   const scanned = (): SearchResult => {
+    // Made when it is used: another way tried first may have marked rows in the same scratch bits.
+    const check = checkBesides(driver, driver.size);
     if (driverInOrder) return scanInOrder(driver, check, descending, offset, limit);
     const { count, matches } = scanMatches(driver, check, thresholds.maxSorted);
     if (offset >= count) return { count, rows: [] };

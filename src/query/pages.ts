@@ -15,7 +15,7 @@ import type { SearchResult } from './engine.js';
  * past the search that took it. (Fresh arrays of this size, allocated
  * outside the heap, would make V8 collect the whole heap often.)
  */
-export function scratch(slot: 'matches' | 'positions' | 'inside', n: number): Uint32Array {
+export function scratch(slot: 'matches' | 'positions' | 'inside' | 'bits' | 'bits-next', n: number): Uint32Array {
   let buffer = scratches.get(slot);
   if (buffer === undefined || buffer.length < n) {
     buffer = new Uint32Array(Math.max(n, 2 * (buffer?.length ?? 0), 1024));
