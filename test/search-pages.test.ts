@@ -91,6 +91,19 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
         const passing = [...table.liveRows()].filter((row) => marked(row)).sort((a, b) => ranks[a]! - ranks[b]!);
         if (descending) passing.reverse();
         if (passing.join() !== matches.join()) throw new Error(`marked rows: ${passing.join()} expected ${matches.join()}`);
+        // The same for a walk of the days whose rows are known to be in them: the test of the codes alone may mark a
+        // candidate that covers both.
+        const [codesOnly] = constraints;
+        const ofDays = rowTest(table, [codesOnly!], candidates, Infinity, new Set([days]));
+        const walked = [...table.liveRows()].filter((row) => inDays(row) && ofDays(row)).sort((a, b) => ranks[a]! - ranks[b]!);
+        if (descending) walked.reverse();
+        if (walked.join() !== matches.join()) throw new Error(`marked rows within the days: ${walked.join()} expected ${matches.join()}`);
+        // Without the days known, only what covers the codes alone may be marked: every row of those opportunities passes.
+        const ofCodes = rowTest(table, [codesOnly!], candidates, Infinity);
+        const withCodes = [...table.liveRows()].filter((row) => codes.includes(table.column('opportunity')[row]!));
+        if (withCodes.some((row) => !ofCodes(row)) || [...table.liveRows()].filter((row) => ofCodes(row)).length !== withCodes.length) {
+          throw new Error('the codes alone, marked, do not pass exactly the rows of those opportunities');
+        }
         const exact = candidates.filter((c) => c.covers.size === constraints.length);
         const byOpportunity = exact.find((c) => c.index.def.name === 'opportunity') as Candidate;
         if (byOpportunity.size !== matches.length) throw new Error(`candidate of ${byOpportunity.size} rows, ${matches.length} match`);

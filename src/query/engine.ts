@@ -112,7 +112,7 @@ export function search<R extends Identified>(
   /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
   const checkBesides = (candidate: Candidate, reads: number) => {
     const left = constraints.filter((c) => !candidate.covers.has(c));
-    return reads >= thresholds.markFrom ? rowTest(table, left, candidates, reads) : checkOf(table, left);
+    return reads >= thresholds.markFrom ? rowTest(table, left, candidates, reads, candidate.covers) : checkOf(table, left);
   };
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.

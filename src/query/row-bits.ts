@@ -18,20 +18,39 @@ import { scratch } from './pages.js';
 /** Rows a walk reads per row marked, past which marking pays (a mark is a sequential read and a bit in cache; a check, a random read). */
 const READS_PER_MARK = 1 / 8;
 
-/** The test of these constraints for a walk or scan expected to read `reads` rows; `candidates` give each constraint's blocks. */
-export function rowTest(table: Pick<Table<Identified>, 'column' | 'indexLedBy' | 'rowCount'>, constraints: readonly Constraint[], candidates: readonly Candidate[], reads: number): Check {
+/**
+ * The test of these constraints for a walk or scan expected to read `reads`
+ * rows, whose rows already satisfy `known` (what the walk's own candidate
+ * covers); `candidates` give the constraints' blocks. A candidate is marked
+ * when every constraint it covers is one of these or known: its blocks are
+ * then exactly the rows that satisfy them (candidates are complete for what
+ * they cover: exact ones are counted from their blocks).
+ */
+export function rowTest(
+  table: Pick<Table<Identified>, 'column' | 'indexLedBy' | 'rowCount'>,
+  constraints: readonly Constraint[],
+  candidates: readonly Candidate[],
+  reads: number,
+  known: ReadonlySet<Constraint> = new Set(),
+): Check {
   const marked: Candidate[] = [];
+  const covered = new Set<Constraint>();
   for (const c of constraints) {
-    // A candidate covering only this constraint holds every row satisfying it (exact candidates are counted from their blocks).
-    const own = candidates.find((k) => k.covers.size === 1 && k.covers.has(c));
-    if (own && Math.min(own.size, own.index.size - own.size) * READS_PER_MARK < reads) marked.push(own);
+    if (covered.has(c)) continue;
+    const own = candidates
+      .filter((k) => k.covers.has(c) && [...k.covers].every((x) => known.has(x) || constraints.includes(x)))
+      .sort((a, b) => a.size - b.size)[0];
+    if (own && Math.min(own.size, own.index.size - own.size) * READS_PER_MARK < reads) {
+      marked.push(own);
+      for (const x of own.covers) covered.add(x);
+    }
   }
   if (marked.length === 0) return checkOf(table, constraints);
   const words = (table.rowCount >>> 5) + 1;
   const bits = scratch('bits', words).fill(0);
   const other = scratch('bits-next', words);
   marked.forEach((candidate, i) => mark(candidate, i === 0 ? bits : other.fill(0), i > 0 ? bits : undefined));
-  const rest = constraints.filter((c) => !marked.some((k) => k.covers.has(c)));
+  const rest = constraints.filter((c) => !covered.has(c));
   if (rest.length === 0) return (row) => (bits[row >>> 5]! & (1 << (row & 31))) !== 0;
   const check = checkOf(table, rest);
   return (row) => (bits[row >>> 5]! & (1 << (row & 31))) !== 0 && check(row);
