@@ -4,7 +4,7 @@
  * of 4 MB (500,000 rows): mostly a cache miss. A constraint an index
  * answers as blocks (a range on its leading column, a set of codes) can be
  * marked first in a bitset over row numbers instead — its rows read in
- * index order, a bit each; for one past half the rows, the rows outside
+ * index order, a bit each; for more than half the rows, the rows outside
  * its blocks, the bits then flipped — and tested as one bit (500,000 rows:
  * 62 KB, which stays in cache). Marked only when that costs less than the
  * reads it saves.
@@ -15,7 +15,10 @@ import { type Candidate, type Check, checkOf } from './candidates.js';
 import type { Constraint } from './constraints.js';
 import { scratch } from './pages.js';
 
-/** Rows a walk reads per row marked, past which marking pays (a mark is a sequential read and a bit in cache; a check, a random read). */
+/**
+ * What marking a row costs, in rows a walk reads (a mark is a sequential read and a bit in cache; a walk's test, a
+ * random read): a candidate is marked when its rows (or those outside it) times this are fewer than the rows read.
+ */
 const READS_PER_MARK = 1 / 8;
 
 /**
