@@ -27,7 +27,7 @@ import { openRuntime } from '../src/runtime.js';
 import { mulberry32 } from '../scripts/random.js';
 import type { BenchData } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
-import { classTable, heaviest, slowest, type Timing } from './report.js';
+import { classTable, heaviest, planOf, slowest, type Timing } from './report.js';
 
 const { values, positionals } = parseArgs({
   options: {
@@ -106,7 +106,7 @@ for (const { def, schema, table, count, paged, query } of prepared) {
   let plan: string | undefined;
   for (let r = 0; r < REPEAT; r++) {
     const t0 = performance.now();
-    plan = search(table, query, offsetOf(query), query.limit, model, def.groups).plan;
+    plan = planOf(search(table, query, offsetOf(query), query.limit, model, def.groups));
     runs.push(performance.now() - t0);
   }
   runs.sort((a, b) => a - b);

@@ -17,6 +17,7 @@ import { searchSchema } from '../src/query/schema.js';
 import { resources } from '../src/resources/index.js';
 import { openRuntime } from '../src/runtime.js';
 import type { BenchData } from './generate.js';
+import { planOf } from './report.js';
 
 const { values, positionals } = parseArgs({ options: { times: { type: 'string', default: '20' } }, allowPositionals: true });
 const [dir, institution, path] = positionals;
@@ -36,7 +37,7 @@ once();
 model.buildRanks(Infinity);
 for (let i = 0; i < Number(values.times); i++) {
   const t0 = performance.now();
-  const { count, plan } = once();
-  console.log(`${((performance.now() - t0) * 1000).toFixed(0)} µs  ${count} matches  [${plan}]`);
+  const result = once();
+  console.log(`${((performance.now() - t0) * 1000).toFixed(0)} µs  ${result.count} matches  [${planOf(result)}]`);
 }
 await runtime.close();

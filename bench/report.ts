@@ -10,6 +10,10 @@ export interface Timing {
   readonly plan?: string;
 }
 
+/** The engine's plan as the bench prints it: the way (and those that gave up before it) and its estimated rows. */
+export const planOf = ({ plan, cost }: { plan?: string | undefined; cost?: number | undefined }) =>
+  plan === undefined ? undefined : cost === undefined ? plan : `${plan} ~${Math.round(cost)}`;
+
 /** The value at quantile q (0 to 1) of sorted values. */
 export const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
 const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;

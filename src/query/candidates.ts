@@ -8,7 +8,7 @@
  */
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { checkOfAll, type Constraint, type Keyed } from './constraints.js';
+import type { Constraint, Keyed } from './constraints.js';
 
 export type Check = (row: number) => boolean;
 
@@ -24,8 +24,6 @@ export interface Candidate {
   readonly fixed: number;
 }
 
-/** Whether a row satisfies all of these constraints (see checkOfAll). */
-export const checkOf = (table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): Check => checkOfAll(table, constraints);
 
 /**
  * How a candidate's rows stand in the order of `order`: its blocks follow

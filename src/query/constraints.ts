@@ -123,15 +123,13 @@ export function constraintsOf<R extends Identified>(
       case 'text':
       case 'uuid': {
         const wanted = String(value).toLowerCase();
-        const holding = table.holding(param.name, wanted);
-        if (holding !== undefined) constraints.push({ kind: 'rows', rows: holding });
+        // A value a record holds several of: the rows holding it (the table's postings).
+        if (param.value !== undefined) constraints.push({ kind: 'rows', rows: postingOf(table, param.name, wanted) });
         if (param.group !== undefined) {
-          // The postings narrow the rows; the group's test holds them to one item (a question's id and answer together).
+          // The group's test holds the rows to one item (a question's id and answer together).
           const values = grouped.get(param.group) ?? new Map<string, string>();
           values.set(param.name, wanted);
           grouped.set(param.group, values);
-        } else if (holding !== undefined) {
-          // Answered by the postings.
         } else if (param.primaryKey) {
           if (id !== undefined && id !== wanted) none = true;
           id = wanted;
@@ -140,7 +138,7 @@ export function constraintsOf<R extends Identified>(
           codes(param.symbol, code === undefined ? [] : [code]);
         } else if (param.through !== undefined) {
           codes(param.through.symbol, relatedCodes(table, param.through, wanted, view));
-        } else constraints.push({ kind: 'test', test: valueTest(table, param, wanted) });
+        } else if (param.value === undefined) throw new Error(`parameter ${param.name} has no symbol, relation or value`);
         break;
       }
       case 'boolean':
@@ -161,15 +159,11 @@ export function constraintsOf<R extends Identified>(
   return none ? undefined : { constraints, id };
 }
 
-/** A test of a value the record holds several of (any may match), compared in lower case. */
-function valueTest<R extends Identified>(table: Table<R>, param: MatchParam<R>, wanted: string) {
-  const get = param.value;
-  if (!get) throw new Error(`parameter ${param.name} has no symbol, relation or value`);
-  return (row: number) => {
-    const v = get(table.record(row));
-    if (typeof v === 'string') return v === wanted || v.toLowerCase() === wanted;
-    return Array.isArray(v) && v.some((x: string) => x === wanted || x.toLowerCase() === wanted);
-  };
+/** The rows holding a value of a parameter with values (the table keeps them for every such parameter). */
+function postingOf<R extends Identified>(table: Table<R>, param: string, wanted: string): ReadonlySet<number> {
+  const rows = table.holding(param, wanted);
+  if (rows === undefined) throw new Error(`no postings for ${param}`);
+  return rows;
 }
 
 /**
@@ -200,7 +194,7 @@ function relatedCodes<R extends Identified>(
     return out;
   }
   // Related tables are small (an institution's opportunities, categories, profiles): a scan.
-  const check = checkOfAll(other, found.constraints);
+  const check = checkOf(other, found.constraints);
   for (const row of other.liveRows()) if (check(row)) add(row);
   return out;
 }
@@ -208,23 +202,29 @@ function relatedCodes<R extends Identified>(
 /**
  * Whether a row satisfies every one of these constraints, as one function:
  * ranges (and single codes, a range of one) read their columns in one
- * closure, the one that admits the fewest rows of its index first; sets of
+ * closure, the one that admits the fewest rows of its index first (when
+ * there are several); sets of
  * codes, then row tests, after them. One call per row, not one per
  * constraint, keeps walks and scans, which call it for every row they
  * read, cheap.
  */
-export function checkOfAll(table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): (row: number) => boolean {
-  const ranges: Array<{ values: Float64Array; lo: number; hi: number; share: number }> = [];
+export function checkOf(table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): (row: number) => boolean {
+  const ranges: Array<{ column: string; values: Float64Array; lo: number; hi: number; share: number }> = [];
   const others: Array<(row: number) => boolean> = [];
   for (const c of constraints) {
     if (c.kind === 'test' || c.kind === 'rows' || (c.kind === 'codes' && c.codes.length !== 1)) continue;
     const [lo, hi] = c.kind === 'range' ? [c.lo, c.hi] : [c.codes[0]!, c.codes[0]! + 1];
-    const index = table.indexLedBy(c.column);
-    const share = index ? index.lowerBound(hi) - index.lowerBound(lo) : Infinity;
-    ranges.push({ values: table.column(c.column), lo, hi, share });
+    ranges.push({ column: c.column, values: table.column(c.column), lo, hi, share: 0 });
   }
-  ranges.sort((a, b) => a.share - b.share);
-  for (const c of constraints) if (c.kind === 'codes' && c.codes.length !== 1) others.push(checkOfConstraint(table, c));
+  if (ranges.length > 1) {
+    // The rows each admits, from its index (two binary searches): the narrowest read first.
+    for (const r of ranges) {
+      const index = table.indexLedBy(r.column);
+      r.share = index ? index.lowerBound(r.hi) - index.lowerBound(r.lo) : Infinity;
+    }
+    ranges.sort((a, b) => a.share - b.share);
+  }
+  for (const c of constraints) if (c.kind === 'codes' && c.codes.length !== 1) others.push(inCodes(table, c));
   for (const c of constraints) if (c.kind === 'rows') others.push((row) => c.rows.has(row));
   for (const c of constraints) if (c.kind === 'test') others.push(c.test);
   const inRanges = rangesCheck(ranges);
@@ -268,22 +268,9 @@ function rangesCheck(ranges: ReadonlyArray<{ values: Float64Array; lo: number; h
   };
 }
 
-/** Whether a row satisfies a constraint. */
-function checkOfConstraint(table: Pick<Table<Identified>, 'column'>, c: Constraint): (row: number) => boolean {
-  if (c.kind === 'test') return c.test;
-  if (c.kind === 'rows') return (row) => c.rows.has(row);
+/** Whether a row's code is one of several. */
+function inCodes(table: Pick<Table<Identified>, 'column'>, c: CodesConstraint): (row: number) => boolean {
   const values = table.column(c.column);
-  if (c.kind === 'range') {
-    const { lo, hi } = c;
-    return (row) => {
-      const v = values[row]!;
-      return v >= lo && v < hi;
-    };
-  }
-  if (c.codes.length === 1) {
-    const code = c.codes[0]!;
-    return (row) => values[row] === code;
-  }
   const member = new Uint8Array(c.codes[c.codes.length - 1]! + 1);
   for (const code of c.codes) member[code] = 1;
   return (row) => member[values[row]!] === 1;

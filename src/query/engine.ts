@@ -30,11 +30,12 @@ import type { Kind, Records } from '../../projections/records.js';
 import type { ReadView } from '../../projections/projection.js';
 import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { type Candidate, type Check, candidatesOf, checkOf, inOrder } from './candidates.js';
+import { type Candidate, type Check, candidatesOf, inOrder } from './candidates.js';
 import { rowTest } from './row-bits.js';
-import { rankPage, rankPageCost, rowsOf, scratch, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
+import { rankPage, rankPageCost, rowsOf, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
+import { scratch } from './scratch.js';
 import type { RankMatrix } from '../readmodel/rank-matrix.js';
-import { type Constraint, constraintsOf, type Groups, type RowsConstraint } from './constraints.js';
+import { checkOf, type Constraint, constraintsOf, type Groups, type RowsConstraint } from './constraints.js';
 import type { SearchQuery } from './schema.js';
 
 export { intervalOf } from './constraints.js';
@@ -43,8 +44,10 @@ export { intervalOf } from './constraints.js';
 export interface SearchResult {
   readonly count: number;
   readonly rows: readonly number[];
-  /** How it was answered (for the bench's slowest queries): the strategy and its estimated cost in rows read. */
+  /** How it was answered (for the bench's slowest queries): the way, and the ways tried before it that gave up. */
   readonly plan?: string;
+  /** The way's estimated cost, in rows read. */
+  readonly cost?: number;
 }
 
 /** What a search reads besides its table: records, and the institution's other tables (relation filters). */
@@ -107,7 +110,7 @@ export function search<R extends Identified>(
     let count = 0;
     for (const row of posting.rows) if (check(row)) matches[count++] = row;
     const rows = offset >= count ? [] : sortedPage(order, matches.subarray(0, count), count, descending, offset, limit);
-    return { count, rows, plan: `postings ${posting.rows.size}` };
+    return { count, rows, plan: 'postings', cost: posting.rows.size };
   }
   /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
   const checkBesides = (candidate: Candidate, reads: number) => {
@@ -148,7 +151,7 @@ export function search<R extends Identified>(
       const { plan, cost, answer } = ways[i]!;
       const next = ways[i + 1];
       const result = answer(next === undefined ? Infinity : cost + next.cost + WALK_SLACK);
-      if (result) return { ...result, plan: `${plan} ~${Math.round(cost)}${i > 0 ? ` (after ${ways.slice(0, i).map((w) => w.plan).join(', ')})` : ''}` };
+      if (result) return { ...result, plan: i === 0 ? plan : `${plan} (after ${ways.slice(0, i).map((w) => w.plan).join(', ')})`, cost };
     }
   };
   for (const candidate of exact) {
@@ -190,7 +193,7 @@ export function search<R extends Identified>(
   // Two candidates, each exact for its constraints, together for all of them, are counted without a scan by the rank
   // matrix of one's index by positions in the other's; the page then by whichever way reads fewest rows.
   const paired = pairCount(table, candidates, constraints, order, bits);
-  if (paired === undefined) return { ...scanned(), plan: `scan ${driver.size}` };
+  if (paired === undefined) return { ...scanned(), plan: 'scan', cost: driver.size };
   const { count, first, second, matrix } = paired;
   if (offset >= count) return { count, rows: [] };
   // The k-th row of both, by its position in the second's index.

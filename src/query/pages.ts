@@ -8,22 +8,7 @@
 import type { SortedIndex } from '../readmodel/sorted-index.js';
 import type { Candidate, Check } from './candidates.js';
 import type { SearchResult } from './engine.js';
-
-/**
- * A Uint32Array of `n` elements over a buffer kept for `slot` and reused by
- * the next search: searches run one at a time, and a view must not be kept
- * past the search that took it. (Fresh arrays of this size, allocated
- * outside the heap, would make V8 collect the whole heap often.)
- */
-export function scratch(slot: 'matches' | 'positions' | 'inside' | 'bits' | 'bits-next', n: number): Uint32Array {
-  let buffer = scratches.get(slot);
-  if (buffer === undefined || buffer.length < n) {
-    buffer = new Uint32Array(Math.max(n, 2 * (buffer?.length ?? 0), 1024));
-    scratches.set(slot, buffer);
-  }
-  return buffer.subarray(0, n);
-}
-const scratches = new Map<string, Uint32Array>();
+import { scratch } from './scratch.js';
 
 /** The rows of a candidate's blocks (in a scratch array). */
 export function rowsOf({ index, blocks, size }: Candidate): Uint32Array {
@@ -58,8 +43,8 @@ export function slice(index: SortedIndex, blocks: readonly number[], size: numbe
 }
 
 /**
- * The page of `matches` (all `count` of them, or the first
- * thresholds.maxSorted) by their positions in the order, in time linear in
+ * The page of `matches` (all `count` of them) by their positions in the
+ * order, in time linear in
  * their number: the positions are counted in buckets of the order's
  * positions, and only the buckets the page falls in are sorted.
  */

@@ -11,9 +11,9 @@
  */
 import type { Identified } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import { type Candidate, type Check, checkOf } from './candidates.js';
-import type { Constraint } from './constraints.js';
-import { scratch } from './pages.js';
+import type { Candidate, Check } from './candidates.js';
+import { checkOf, type Constraint } from './constraints.js';
+import { scratch } from './scratch.js';
 
 /**
  * What marking a row costs, in rows a walk reads (a mark is a sequential read and a bit in cache; a walk's test, a

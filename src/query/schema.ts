@@ -124,7 +124,7 @@ function valueReader<R>(param: ParamDef<R>, sent: string): ValueReader<string | 
   }
 }
 
-export const paging = {
+const paging = {
   page: single(
     'page',
     (s) => {
@@ -256,6 +256,23 @@ function queryStringSchema<K extends Kind, R extends { id: string }>(
   });
 }
 
+const PAGE_DOCUMENTED = { type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1.' };
+const LIMIT_DOCUMENTED = { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Records per page.' };
+
+/** The query string of a list with no filters (page and limit; other keys ignored), documented as the resources' lists are. */
+export const pagingSchema = z
+  .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
+  .meta({ type: 'object', properties: { page: PAGE_DOCUMENTED, limit: LIMIT_DOCUMENTED } })
+  .transform((q, ctx): Paging => {
+    const page = paging.page.schema.safeParse(q.page);
+    const limit = paging.limit.schema.safeParse(q.limit);
+    for (const parsed of [page, limit]) {
+      if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
+    }
+    if (!page.success || !limit.success) return z.NEVER;
+    return { page: page.data ?? 1, limit: limit.data ?? DEFAULT_LIMIT };
+  });
+
 const MAX_INTEGER = 10 ** 15 - 1;
 const SUFFIX_WORDS: Record<Operator, string> = { eq: 'equal to', gt: 'after (greater than)', gte: 'from (greater than or equal to)', lt: 'before (less than)', lte: 'up to (less than or equal to)' };
 
@@ -266,9 +283,9 @@ function documentationOf<K extends Kind, R extends { id: string }>(
   def: ResourceDef<K, R>,
   orderingNames: readonly string[],
 ): Record<string, unknown> {
-  if (key === 'page') return { type: 'integer', minimum: 1, default: 1, description: 'Page number, from 1.' };
+  if (key === 'page') return PAGE_DOCUMENTED;
   if (key === 'format') return { type: 'string', enum: ['json', 'csv'], default: 'json', description: 'csv: the page\'s records as CSV rows (nested fields as dotted columns, arrays as JSON; paging in the Link header). Accept: text/csv does the same.' };
-  if (key === 'limit') return { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Records per page.' };
+  if (key === 'limit') return LIMIT_DOCUMENTED;
   if (key === 'ordering') {
     const names = [...orderingNames];
     const standard = names.find((n) => def.orderings[n] === def.defaultOrdering);

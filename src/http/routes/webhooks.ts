@@ -11,14 +11,14 @@ import { deliveryId } from '../../../projections/webhooks.js';
 import type { WebhookRecord } from '../../../projections/records.js';
 import type { WebhookCommands } from '../../commands/webhooks.js';
 import { deliverableType, webhookUrl } from '../../events/catalog.js';
-import { DEFAULT_LIMIT, MAX_LIMIT, type Paging, paging, UUID } from '../../query/schema.js';
+import { type Paging, pagingSchema, UUID } from '../../query/schema.js';
 import type { ReadModel } from '../../readmodel/model.js';
 import { deliveryView, webhookView } from '../../webhooks/views.js';
+import { idempotencyHeader, idempotencyOf, send } from '../command-replies.js';
 import { webhookOperation } from '../contract/operations.js';
 import { notFound, rejectOtherMethods } from '../errors.js';
 import { checkPage, envelope, offsetOf } from '../pagination.js';
 import { idParams, sendJson } from './read.js';
-import { idempotencyHeader, requestSha256, send } from './sites-write.js';
 
 const headers = idempotencyHeader(
   'A retry with the same key and body answers the first response again, secret included (Idempotent-Replayed: true), and appends nothing; the key names the subscription for good, so another body with it is a 422.',
@@ -32,25 +32,6 @@ export const subscribeBody = z.strictObject({
     .optional()
     .meta({ description: 'Event types of the catalog to deliver; empty or absent: every type webhooks deliver' }),
 });
-
-const pagingQuery = z
-  .custom<Record<string, unknown>>((v) => typeof v === 'object' && v !== null && !Array.isArray(v))
-  .meta({
-    type: 'object',
-    properties: {
-      page: { type: 'integer', minimum: 1, default: 1, description: 'The page, from 1.' },
-      limit: { type: 'integer', minimum: 1, maximum: MAX_LIMIT, default: DEFAULT_LIMIT, description: 'Results per page.' },
-    },
-  })
-  .transform((q, ctx): Paging => {
-    const page = paging.page.schema.safeParse(q.page);
-    const limit = paging.limit.schema.safeParse(q.limit);
-    for (const parsed of [page, limit]) {
-      if (!parsed.success) for (const issue of parsed.error.issues) ctx.addIssue({ code: 'custom', message: issue.message });
-    }
-    if (!page.success || !limit.success) return z.NEVER;
-    return { page: page.data ?? 1, limit: limit.data ?? DEFAULT_LIMIT };
-  });
 
 export interface WebhookRouteOptions {
   model: ReadModel;
@@ -77,12 +58,11 @@ export async function webhookRoutes(parent: FastifyInstance, { model, commands, 
 
   app.post('/webhooks/', { schema: { body: subscribeBody, headers, ...webhookOperation('create') } }, async (request, reply) => {
     const { url, event_types = [] } = request.body;
-    const key = request.headers['idempotency-key'];
-    const idempotency = key === undefined ? undefined : { key, sha256: requestSha256('webhook', [url, [...new Set(event_types)].sort()]) };
+    const idempotency = idempotencyOf(request.headers['idempotency-key'], 'webhook', [url, [...new Set(event_types)].sort()]);
     return send(reply, await commands.subscribe(request.institutionId, { url, event_types, idempotency }));
   });
 
-  app.get('/webhooks/', { schema: { querystring: pagingQuery, ...webhookOperation('list') } }, async (request, reply) => {
+  app.get('/webhooks/', { schema: { querystring: pagingSchema, ...webhookOperation('list') } }, async (request, reply) => {
     const mine = [...model.records('webhook')]
       .filter((w) => w.institution_id === request.institutionId)
       .sort((a, b) => a.created_at - b.created_at || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
@@ -104,7 +84,7 @@ export async function webhookRoutes(parent: FastifyInstance, { model, commands, 
     return send(reply, await commands.resume(request.institutionId, webhook.id));
   });
 
-  app.get('/webhooks/:id/deliveries/', { schema: { params: idParams, querystring: pagingQuery, ...webhookOperation('deliveries') } }, async (request, reply) => {
+  app.get('/webhooks/:id/deliveries/', { schema: { params: idParams, querystring: pagingSchema, ...webhookOperation('deliveries') } }, async (request, reply) => {
     const webhook = webhookOf(request, request.params.id);
     const from = offsetOf(request.query);
     const to = Math.min(from + request.query.limit, webhook.deliveries);
