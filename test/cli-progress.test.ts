@@ -55,7 +55,7 @@ t.test('an import tells how far it is: lines checked against the log, events app
   t.teardown(() => app.close());
   const seen: ImportProgress[] = [];
   const text = readFixture('demo.ndjson');
-  const { appended } = await importEvents(app.runtime.store, 'demo.ndjson', text, (p) => seen.push(p));
+  const { appended } = await importEvents(app.runtime.store, 'demo.ndjson', text, { onProgress: (p) => seen.push(p) });
   const appending = seen.filter((p) => p.phase === 'appending');
   t.ok(appending.length > 0);
   t.same(appending.at(-1), { phase: 'appending', done: appended, total: appended }, 'the last update: every event appended');

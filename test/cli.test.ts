@@ -4,7 +4,7 @@
  * in a running server within a second.
  */
 import { execFile } from 'node:child_process';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
@@ -95,6 +95,7 @@ t.test('import: the whole file is validated; one bad line and nothing is appende
   writeFileSync(file, shiftLine({ institution_id: harborLine.data.institution_id }));
   const cross = await vmApi(tmp.dir, 'import', file);
   t.match(cross.stderr, /data\.opportunity_id: unknown opportunity .* in institution/, 'a reference into another institution is refused');
+  t.same(readdirSync(tmp.dir).filter((name) => name.endsWith('.spool')), [], 'no spool left behind by a refused import');
 });
 
 t.test('import: importing a file again appends nothing', async (t) => {
@@ -107,6 +108,7 @@ t.test('import: importing a file again appends nothing', async (t) => {
   t.equal(second.code, 0);
   t.match(second.stdout, new RegExp(`0 events appended, ${demo.length} already in the log`));
   t.equal(await logSize(tmp.dir), size);
+  t.same(readdirSync(tmp.dir).filter((name) => name.endsWith('.spool')), [], 'no spool left behind');
 
   const file = join(tmp.dir, 'no-ids.ndjson');
   writeFileSync(file, shiftLine() + '\n');

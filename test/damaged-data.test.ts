@@ -90,7 +90,7 @@ t.test('an append failing midway through an import: a clear message, the chunks 
   const app = await startApp({ fixtures: ['demo.ndjson'] });
   t.teardown(() => app.close());
   const before = (await app.runtime.store.head()).commit;
-  // More than one chunk of events (a chunk is 20,000), and a disk that fills up at the second.
+  // More than one chunk of events (20,000 a chunk here), and a disk that fills up at the second.
   const text = Array.from({ length: 25_000 }, (_, i) =>
     JSON.stringify({ type: 'CategoryCreated', id: randomUUID(), data: { institution_id: RIVERSIDE, occurred_at: '2026-10-01T10:00:00Z', category_id: randomUUID(), title: `C${i}`, description: '' } }),
   ).join('\n');
@@ -101,7 +101,7 @@ t.test('an append failing midway through an import: a clear message, the chunks 
       return app.runtime.store.appendMany(appends);
     },
   });
-  const error = await importEvents(store, 'big.ndjson', text).catch((e: unknown) => e);
+  const error = await importEvents(store, 'big.ndjson', text, { chunk: 20_000 }).catch((e: unknown) => e);
   t.ok(error instanceof ImportAppendError);
   t.match((error as Error).message, /^big\.ndjson: appending to the log failed after 20000 of 25000 events \(ENOSPC: no space left on device, write\); the log holds those 20000/);
   t.equal((await app.runtime.store.head()).commit - before, 20_000n, 'the first chunk whole, nothing of the second');

@@ -1,12 +1,16 @@
 /**
  * Import files are read line by line in chunks (a file of any size): lines
- * and multi-byte characters split across chunks come out whole.
+ * and multi-byte characters split across chunks come out whole. Checked
+ * events wait in a spool (a file for the CLI) until every line passed.
  */
-import { writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import { ImportError, importEvents } from '../src/importer/import.js';
 import { fileLines } from '../src/importer/lines.js';
-import { tempDir } from './helpers.js';
+import { fileSpool } from '../src/importer/spool.js';
+import { startApp, tempDir } from './helpers.js';
 
 t.test('lines split across chunks, multi-byte characters, a last line without newline', async (t) => {
   const temp = tempDir();
@@ -20,4 +24,46 @@ t.test('lines split across chunks, multi-byte characters, a last line without ne
   t.same([...fileLines(file, 7)], lines, 'a trailing newline adds no line');
   writeFileSync(file, '');
   t.same([...fileLines(file)], [], 'an empty file has no lines');
+});
+
+t.test('a file spool gives back every line in order, and its file goes with dispose', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const spool = fileSpool(temp.dir);
+  // Over the spool's 4 MB write buffer, with multi-byte characters.
+  const lines = Array.from({ length: 60_000 }, (_, i) => JSON.stringify({ i, text: `Zoë ${'x'.repeat(i % 200)}` }));
+  for (const line of lines) spool.write(line);
+  t.equal(readdirSync(temp.dir).filter((name) => name.endsWith('.spool')).length, 1, 'one file while in use');
+  t.same([...spool.lines()], lines);
+  t.throws(() => spool.write('late'), /no longer written/, 'written once, then read');
+  spool.dispose();
+  t.same(readdirSync(temp.dir), [], 'no file once disposed');
+});
+
+t.test('a spool left by a killed import is removed by the next one; a running import’s is not', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const dead = spawnSync(process.execPath, ['-e', 'process.pid']).pid!; // a process that has ended
+  const left = `import-${dead}-4b1d2c3e-0000-4000-8000-000000000000.spool`;
+  const running = `import-${process.pid}-4b1d2c3e-0000-4000-8000-000000000001.spool`;
+  writeFileSync(join(temp.dir, left), 'x\n');
+  writeFileSync(join(temp.dir, running), 'x\n');
+  const spool = fileSpool(temp.dir);
+  const names = readdirSync(temp.dir);
+  t.notOk(names.includes(left), 'the dead process’s spool is gone');
+  t.ok(names.includes(running), 'the running process’s spool stays');
+  spool.dispose();
+});
+
+t.test('an import with many bad lines names the first ones and counts them all', async (t) => {
+  const app = await startApp();
+  t.teardown(() => app.close());
+  const text = Array.from({ length: 1500 }, () => '{"type":"NoSuchEvent","data":{}}').join('\n');
+  const error = await importEvents(app.runtime.store, 'bad.ndjson', text).catch((e: unknown) => e);
+  t.ok(error instanceof ImportError);
+  const { problems, count, message } = error as ImportError;
+  t.equal(count, 1500, 'every problem counted');
+  t.equal(problems.length, 1000, 'the first thousand kept');
+  t.match(message, /^bad\.ndjson: 1500 invalid line\(s\); nothing was imported\n {2}bad\.ndjson:1: type: unknown event type "NoSuchEvent"/);
+  t.match(message, /… and 1480 more$/);
 });

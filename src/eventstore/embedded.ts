@@ -2,8 +2,7 @@
  * The embedded event store: an append-only log in LMDB.
  *
  * - `events`: global position (1, 2, …) → the event
- * - `streams`: [stream, revision] → position
- * - `heads`: stream → its last revision
+ * - `streams`: [stream, revision] → position (a stream's last key gives its revision)
  * - `ids`: event id → position (idempotent appends)
  * - `meta`: 'head' → the last position
  *
@@ -11,6 +10,10 @@
  * serializes across processes, so a CLI import and a running server can
  * share one log. Subscribers see appends of this process at once and those
  * of other processes within one poll interval.
+ *
+ * Logs written by earlier versions also hold a `heads` table (stream → last
+ * revision), no longer read or written: the `streams` table gives the same
+ * at one lookup, and an index fewer makes an append about a third cheaper.
  */
 import { EventEmitter } from 'node:events';
 import { open, type Database, type RootDatabase } from 'lmdb';
@@ -67,7 +70,6 @@ export class EmbeddedEventStore implements EventStore {
   readonly kind = 'embedded';
   private readonly events: Database<StoredEvent, number>;
   private readonly streams: Database<number, [string, number]>;
-  private readonly heads: Database<number, string>;
   private readonly ids: Database<number, string>;
   private readonly meta: Database<number, string>;
   private readonly appended = new EventEmitter();
@@ -79,7 +81,6 @@ export class EmbeddedEventStore implements EventStore {
   ) {
     this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
     this.streams = root.openDB<number, [string, number]>({ name: 'streams' });
-    this.heads = root.openDB<number, string>({ name: 'heads' });
     this.ids = root.openDB<number, string>({ name: 'ids' });
     this.meta = root.openDB<number, string>({ name: 'meta' });
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
@@ -130,7 +131,7 @@ export class EmbeddedEventStore implements EventStore {
     { stream, events, expectedRevision = 'any' }: StreamAppend,
     log: { head: number },
   ): { nextRevision: number; position: number } {
-    const current = this.heads.get(stream);
+    const current = this.lastRevision(stream);
     const fresh: EventToAppend[] = [];
     const ids = new Set<string>();
     for (const e of events) {
@@ -154,9 +155,18 @@ export class EmbeddedEventStore implements EventStore {
       this.streams.put([stream, revision], position);
       this.ids.put(e.id, position);
     }
-    this.heads.put(stream, revision);
     log.head = position;
     return { nextRevision: revision, position };
+  }
+
+  /** The stream's last revision, or undefined when it has no event. */
+  private lastRevision(stream: string): number | undefined {
+    // Most appends start a stream (an import's nearly all): one key lookup says so, cheaper than a cursor.
+    if (!this.streams.doesExist([stream, 0])) return undefined;
+    for (const [, revision] of this.streams.getKeys({ start: [stream, Number.MAX_SAFE_INTEGER], end: [stream, -1], reverse: true, limit: 1 })) {
+      return revision;
+    }
+    return undefined;
   }
 
   async readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {

@@ -4,6 +4,13 @@
  * anything is appended; one bad line and nothing is appended. Lines whose
  * event is already in the log are skipped, so importing a file again
  * appends nothing.
+ *
+ * Two passes, in bounded memory whatever the file's size: the first reads
+ * the log (what exists, for references and idempotency), then checks each
+ * line and writes the event it makes to a spool; only when every line
+ * passed does the second append the spool, in chunks of one transaction
+ * each. The spool holds events as they will be appended (validated,
+ * normalized, with their stream), so nothing is parsed by zod twice.
  */
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
@@ -11,6 +18,7 @@ import { type DomainEvent, domainEvent, eventSchemas, id, isEventType, streamOf 
 import type { EventStore, StreamAppend } from '../eventstore/port.js';
 import { fileLines } from './lines.js';
 import { ReferenceDirectory } from './references.js';
+import { type Spool, memorySpool } from './spool.js';
 
 export interface ImportProblem {
   /** 1-based line number (0 for the file as a whole). */
@@ -22,11 +30,14 @@ export interface ImportProblem {
 export class ImportError extends Error {
   constructor(
     readonly file: string,
+    /** The first problems found (at most MAX_PROBLEMS). */
     readonly problems: readonly ImportProblem[],
+    /** How many problems there are in all. */
+    readonly count = problems.length,
   ) {
     const shown = problems.slice(0, 20).map((p) => `  ${file}:${p.line}: ${p.field ? `${p.field}: ` : ''}${p.message}`);
-    const more = problems.length > 20 ? [`  … and ${problems.length - 20} more`] : [];
-    super([`${file}: ${problems.length} invalid line(s); nothing was imported`, ...shown, ...more].join('\n'));
+    const more = count > 20 ? [`  … and ${count - 20} more`] : [];
+    super([`${file}: ${count} invalid line(s); nothing was imported`, ...shown, ...more].join('\n'));
     this.name = 'ImportError';
   }
 }
@@ -62,6 +73,12 @@ export interface ParsedLine {
   event: DomainEvent;
 }
 
+/** A line whose schema is wrong: what is wrong with it. */
+interface RefusedLine {
+  line: number;
+  problems: ImportProblem[];
+}
+
 /**
  * A line without an id gets one derived from its text and how often the
  * same text came before in the file, so a re-import of the file (or of its
@@ -74,15 +91,14 @@ function derivedId(text: string, occurrence: number): string {
 
 const fieldOf = (path: readonly PropertyKey[]) => path.map(String).join('.');
 
-/** Parse and validate the lines' schemas; references are checked later, against the log. */
-function parseLines(rows: Iterable<string>): { lines: ParsedLine[]; problems: ImportProblem[] } {
-  const lines: ParsedLine[] = [];
-  const problems: ImportProblem[] = [];
+/** Each line parsed and its schema checked; references are checked later, against the log. */
+function* parseLines(rows: Iterable<string>): Generator<ParsedLine | RefusedLine> {
+  /** How often a text came before, among lines without an id (by its digest: the texts are not kept). */
   const seen = new Map<string, number>();
-  /** How often this line's text came before, among lines without an id. */
   const occurrenceOf = (raw: string) => {
-    const occurrence = seen.get(raw) ?? 0;
-    seen.set(raw, occurrence + 1);
+    const digest = createHash('sha1').update(raw).digest('base64');
+    const occurrence = seen.get(digest) ?? 0;
+    seen.set(digest, occurrence + 1);
     return occurrence;
   };
   let line = 0;
@@ -94,30 +110,27 @@ function parseLines(rows: Iterable<string>): { lines: ParsedLine[]; problems: Im
     try {
       json = JSON.parse(raw);
     } catch {
-      problems.push({ line, field: '', message: 'not valid JSON' });
+      yield { line, problems: [{ line, field: '', message: 'not valid JSON' }] };
       continue;
     }
     const envelope = lineSchema.safeParse(json);
     if (!envelope.success) {
-      for (const issue of envelope.error.issues) problems.push({ line, field: fieldOf(issue.path), message: issue.message });
+      yield { line, problems: envelope.error.issues.map((issue) => ({ line, field: fieldOf(issue.path), message: issue.message })) };
       continue;
     }
     const { type, data } = envelope.data;
     if (!isEventType(type)) {
-      problems.push({ line, field: 'type', message: `unknown event type ${JSON.stringify(type)}` });
+      yield { line, problems: [{ line, field: 'type', message: `unknown event type ${JSON.stringify(type)}` }] };
       continue;
     }
     const parsed = eventSchemas[type].safeParse(data);
     if (!parsed.success) {
-      for (const issue of parsed.error.issues) {
-        problems.push({ line, field: fieldOf(['data', ...issue.path]), message: issue.message });
-      }
+      yield { line, problems: parsed.error.issues.map((issue) => ({ line, field: fieldOf(['data', ...issue.path]), message: issue.message })) };
       continue;
     }
     const event = { type, data: parsed.data } as DomainEvent;
-    lines.push({ line, eventId: envelope.data.id ?? derivedId(raw, occurrenceOf(raw)), event });
+    yield { line, eventId: envelope.data.id ?? derivedId(raw, occurrenceOf(raw)), event };
   }
-  return { lines, problems };
 }
 
 export interface ImportResult {
@@ -125,24 +138,34 @@ export interface ImportResult {
   skipped: number;
 }
 
-/** How far an import is: lines read and validated, the log read for references, or events appended (of `total`, when known). */
+/** How far an import is: the log read for references, lines read and checked, or events appended (of `total`, when known). */
 export interface ImportProgress {
-  readonly phase: 'reading' | 'checking' | 'appending';
+  readonly phase: 'checking' | 'reading' | 'appending';
   readonly done: number;
   readonly total?: number;
 }
 export type OnImportProgress = (progress: ImportProgress) => void;
 
+export interface ImportOptions {
+  onProgress?: OnImportProgress;
+  /** Where the checked events wait for the append (in memory unless given: a file spool for big files). */
+  spool?: Spool;
+  /** Events appended per transaction. */
+  chunk?: number;
+}
+
+/** Problems kept to report (the rest are counted). */
+const MAX_PROBLEMS = 1000;
 const CHUNK = 20_000;
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
-export function importEvents(store: EventStore, file: string, text: string, onProgress?: OnImportProgress): Promise<ImportResult> {
-  return importLines(store, file, text.split('\n'), onProgress);
+export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
+  return importLines(store, file, text.split('\n'), options);
 }
 
 /** importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then. */
-export function importFile(store: EventStore, file: string, onProgress?: OnImportProgress): Promise<ImportResult> {
-  return importLines(store, file, counted(fileLines(file), onProgress), onProgress);
+export function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
+  return importLines(store, file, counted(fileLines(file), options.onProgress), options);
 }
 
 /** The rows, telling `onProgress` every 10,000 how many have been read. */
@@ -154,17 +177,55 @@ function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefin
   }
 }
 
-async function importLines(store: EventStore, file: string, rows: Iterable<string>, onProgress?: OnImportProgress): Promise<ImportResult> {
-  const { lines, problems } = parseLines(rows);
-  if (problems.length > 0) throw new ImportError(file, problems);
-  return appendChecked(store, file, lines, onProgress);
+function importLines(store: EventStore, file: string, rows: Iterable<string>, options: ImportOptions): Promise<ImportResult> {
+  return importChecked(store, file, parseLines(rows), options);
 }
 
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
-export async function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], onProgress?: OnImportProgress): Promise<ImportResult> {
-  const problems: ImportProblem[] = [];
+export function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
+  return importChecked(store, file, lines, options);
+}
 
-  // What the log already holds: ids for idempotency, records for references.
+async function importChecked(store: EventStore, file: string, lines: Iterable<ParsedLine | RefusedLine>, options: ImportOptions): Promise<ImportResult> {
+  const { onProgress, chunk = CHUNK } = options;
+  const spool = options.spool ?? memorySpool();
+  try {
+    const { known, directory } = await whatTheLogHolds(store, onProgress);
+    const { fresh, skipped } = checkInto(spool, file, lines, known, directory);
+    let appended = 0;
+    let appends: StreamAppend[] = [];
+    const flush = async () => {
+      try {
+        await store.appendMany(appends);
+      } catch (error) {
+        throw new ImportAppendError(file, appended, fresh, error);
+      }
+      appended += appends.length;
+      appends = [];
+      onProgress?.({ phase: 'appending', done: appended, total: fresh });
+    };
+    for (const text of spool.lines()) {
+      const { stream, id: eventId, type, data } = JSON.parse(text) as SpooledEvent;
+      appends.push({ stream, events: [{ id: eventId, type, data }] });
+      if (appends.length === chunk) await flush();
+    }
+    if (appends.length > 0) await flush();
+    return { appended, skipped };
+  } finally {
+    spool.dispose();
+  }
+}
+
+/** An event as spooled: checked, with its stream. */
+interface SpooledEvent {
+  stream: string;
+  id: string;
+  type: string;
+  data: unknown;
+}
+
+/** What the log already holds: event ids for idempotency, records for references. */
+async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined) {
   const directory = new ReferenceDirectory();
   const known = new Set<string>();
   let from = { commit: -1n, prepare: -1n };
@@ -179,29 +240,53 @@ export async function appendChecked(store: EventStore, file: string, lines: read
     from = batch[batch.length - 1]!.position;
     onProgress?.({ phase: 'checking', done: known.size });
   }
+  return { known, directory };
+}
 
-  const fresh: ParsedLine[] = [];
+/**
+ * Check every line (schema problems first: while there are any, references
+ * are not reported, a line refused for its schema would make others seem to
+ * refer to nothing) and spool the events not yet in the log; throws
+ * ImportError when any line is wrong.
+ */
+function checkInto(
+  spool: Spool,
+  file: string,
+  lines: Iterable<ParsedLine | RefusedLine>,
+  known: Set<string>,
+  directory: ReferenceDirectory,
+): { fresh: number; skipped: number } {
+  const refused: ImportProblem[] = [];
+  const unresolved: ImportProblem[] = [];
+  let refusedCount = 0;
+  let unresolvedCount = 0;
+  let fresh = 0;
+  let skipped = 0;
   for (const parsed of lines) {
-    if (known.has(parsed.eventId)) continue;
+    if ('problems' in parsed) {
+      refusedCount += parsed.problems.length;
+      if (refused.length < MAX_PROBLEMS) refused.push(...parsed.problems);
+      continue;
+    }
+    if (known.has(parsed.eventId)) {
+      skipped++;
+      continue;
+    }
     known.add(parsed.eventId);
-    for (const p of directory.check(parsed.event)) {
-      problems.push({ line: parsed.line, field: `data.${p.field}`, message: p.message });
+    if (refusedCount > 0) continue;
+    const problems = directory.check(parsed.event);
+    if (problems.length > 0) {
+      unresolvedCount += problems.length;
+      for (const p of problems) {
+        if (unresolved.length < MAX_PROBLEMS) unresolved.push({ line: parsed.line, field: `data.${p.field}`, message: p.message });
+      }
     }
-    fresh.push(parsed);
+    if (unresolvedCount > 0) continue;
+    const { event, eventId } = parsed;
+    spool.write(JSON.stringify({ stream: streamOf(event), id: eventId, type: event.type, data: event.data } satisfies SpooledEvent));
+    fresh++;
   }
-  if (problems.length > 0) throw new ImportError(file, problems);
-
-  for (let i = 0; i < fresh.length; i += CHUNK) {
-    const appends: StreamAppend[] = fresh.slice(i, i + CHUNK).map(({ eventId, event }) => ({
-      stream: streamOf(event),
-      events: [{ id: eventId, type: event.type, data: event.data }],
-    }));
-    try {
-      await store.appendMany(appends);
-    } catch (error) {
-      throw new ImportAppendError(file, i, fresh.length, error);
-    }
-    onProgress?.({ phase: 'appending', done: Math.min(i + CHUNK, fresh.length), total: fresh.length });
-  }
-  return { appended: fresh.length, skipped: lines.length - fresh.length };
+  if (refusedCount > 0) throw new ImportError(file, refused.slice(0, MAX_PROBLEMS), refusedCount);
+  if (unresolvedCount > 0) throw new ImportError(file, unresolved.slice(0, MAX_PROBLEMS), unresolvedCount);
+  return { fresh, skipped };
 }
