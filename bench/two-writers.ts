@@ -1,5 +1,7 @@
 /**
- * node dist/bench/two-writers.js [--seconds 300] [--overlapping-sync true|false] [--dir <path>]
+ * node dist/bench/two-writers.js [--seconds 300] [--overlapping-sync true|false] [--import-reads true] [--dir <path>]
+ *
+ * --dir may hold a log already (a copy of a big one): the events appended are those after its head.
  *
  * The event log written by two processes at once, as `vm-api serve` (small appends: sites POSTs, and reads of
  * the log) and `vm-api import` (chunks of thousands of events) write it when an operator imports while serving:
@@ -22,6 +24,8 @@ const { values } = parseArgs({
     role: { type: 'string' },
     dir: { type: 'string' },
     'overlapping-sync': { type: 'string' },
+    /** 'true': before each chunk the import reads the whole log, as `vm-api import` does before its appends. */
+    'import-reads': { type: 'string' },
   },
 });
 const SECONDS = Number(values.seconds);
@@ -35,6 +39,15 @@ if (values.role) {
   let appended = 0;
   for (let round = 0; Date.now() < until; round++) {
     if (values.role === 'import') {
+      // An import reads the whole log first (what exists, for its checks: one long read), then appends.
+      if (values['import-reads'] === 'true') {
+        let from = startOfLog;
+        for (;;) {
+          const batch = await store.readAll(from, 10_000);
+          if (batch.length === 0) break;
+          from = batch[batch.length - 1]!.position;
+        }
+      }
       // A chunk of an import: thousands of events over many streams in one transaction.
       const size = 2000 + ((round * 7919) % 18000);
       const appends = Array.from({ length: Math.ceil(size / 4) }, (_, s) => ({
@@ -58,11 +71,19 @@ if (values.role) {
 }
 
 const dir = values.dir ?? mkdtempSync(join(tmpdir(), 'vm-two-writers-'));
+/** Events the log held before (a copy of a big log reproduces what an empty one may not: a long free list). */
+const before = await (async () => {
+  const store = EmbeddedEventStore.open(dir);
+  const head = (await store.head()).commit;
+  await store.close();
+  return head < 0n ? 0n : head;
+})();
 const here = new URL(import.meta.url).pathname;
 const began = performance.now();
 const children = ['serve', 'import'].map((role) => {
   const args = [here, '--role', role, '--dir', dir, '--seconds', String(SECONDS)];
   if (overlappingSync !== undefined) args.push('--overlapping-sync', String(overlappingSync));
+  if (values['import-reads'] !== undefined) args.push('--import-reads', values['import-reads']);
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
@@ -84,8 +105,8 @@ for (const r of results) {
 if (!failed) {
   const store = EmbeddedEventStore.open(dir);
   const seen = new Set<string>();
-  let position = startOfLog;
-  let expected = 1n;
+  let position = before === 0n ? startOfLog : { commit: before, prepare: before };
+  let expected = before + 1n;
   for (;;) {
     const batch = await store.readAll(position, 10_000);
     if (batch.length === 0) break;
@@ -96,7 +117,7 @@ if (!failed) {
     position = batch[batch.length - 1]!.position;
   }
   await store.close();
-  console.log(`log read back: ${seen.size} events ${seen.size === total ? '= ' : '≠ '}${total} appended, positions ${failed ? 'NOT ' : ''}1…n in order`);
+  console.log(`log read back: ${seen.size} events ${seen.size === total ? '= ' : '≠ '}${total} appended, positions ${failed ? 'NOT ' : ''}${before + 1n}…n in order`);
   failed ||= seen.size !== total;
 }
 console.log(`${failed ? 'FAIL' : 'PASS'}  two writers for ${SECONDS} s (${((performance.now() - began) / 1000).toFixed(0)} s), overlappingSync ${overlappingSync ?? 'default'}; ${dir}`);

@@ -6,16 +6,18 @@
  * the problem (exit 1, no stack trace) before anything is served; an append
  * failing midway through an import (a full disk) fails the import with a
  * clear message and leaves the log holding the chunks appended before,
- * whole, and nothing of the one that failed.
+ * whole, and nothing of the one that failed; `vm-api repair-log` copies a
+ * log's events into a new one that takes its place.
  */
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { readdirSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { pino } from 'pino';
 import t from 'tap';
-import type { EventStore } from '../src/eventstore/port.js';
+import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
+import { type EventStore, startOfLog } from '../src/eventstore/port.js';
 import { ImportAppendError, importEvents } from '../src/importer/import.js';
 import { ReadModelStore } from '../src/readmodel/persistence.js';
 import { ROOT, serveWarmingUp, startApp, tempDir } from './helpers.js';
@@ -108,3 +110,38 @@ t.test('an append failing midway through an import: a clear message, the chunks 
   const again = await importEvents(app.runtime.store, 'big.ndjson', text);
   t.same(again, { appended: 5_000, skipped: 20_000 }, 'importing the file again appends the rest');
 });
+
+t.test('repair-log copies every event into a new log, which takes the old one’s place (kept beside it)', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  t.equal((await vmApi(tmp.dir, 'import', join(ROOT, 'fixtures', 'demo.ndjson'))).code, 0);
+  const before = await eventsOf(join(tmp.dir, 'log'));
+  const result = await vmApi(tmp.dir, 'repair-log');
+  t.equal(result.code, 0, result.stderr);
+  const kept = readdirSync(tmp.dir).filter((name) => name.startsWith('log-damaged-'));
+  t.equal(kept.length, 1, 'the old log kept beside');
+  t.match(result.stdout, new RegExp(`copied ${before.length} events into a new log in .*; the old one is kept in .*${kept[0]}`));
+  t.same(await eventsOf(join(tmp.dir, 'log')), before, 'every event, with its id, type, stream, revision, position and data');
+  t.same(await eventsOf(join(tmp.dir, kept[0]!)), before, 'the old log untouched');
+  t.notOk(readdirSync(tmp.dir).some((name) => name.startsWith('log-repairing')), 'nothing of the copy left over');
+  // The new log takes appends, and serves.
+  const line = JSON.stringify({ type: 'CategoryCreated', data: { institution_id: RIVERSIDE, occurred_at: '2026-10-01T10:00:00Z', category_id: randomUUID(), title: 'After the repair', description: '' } });
+  writeFileSync(join(tmp.dir, 'more.ndjson'), line + '\n');
+  t.equal((await vmApi(tmp.dir, 'import', join(tmp.dir, 'more.ndjson'))).code, 0, 'an import appends to the new log');
+  t.equal((await eventsOf(join(tmp.dir, 'log'))).length, before.length + 1);
+
+  const none = tempDir();
+  t.teardown(none.remove);
+  const missing = await vmApi(none.dir, 'repair-log');
+  t.equal(missing.code, 1);
+  t.match(missing.stderr, /^no event log in .*: nothing to repair\n$/, 'no log: one line, exit 1');
+});
+
+async function eventsOf(path: string) {
+  const store = EmbeddedEventStore.open(path, { readOnly: true });
+  try {
+    return await store.readAll(startOfLog, 1_000_000);
+  } finally {
+    await store.close();
+  }
+}

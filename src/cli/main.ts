@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism } from 'node:os';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -18,7 +18,8 @@ import { type DomainEvent, type EventType, eventSchemas } from '../events/catalo
 import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
 import { fileSpool } from '../importer/spool.js';
 import { createLogger } from '../logger.js';
-import { UnreadableLogError } from '../eventstore/embedded.js';
+import { EmbeddedEventStore, UnreadableLogError } from '../eventstore/embedded.js';
+import { copyLog, LogCopyError } from '../eventstore/log-copy.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
@@ -37,6 +38,8 @@ const USAGE = `usage: vm-api <command> [options]
   keys revoke <key_id>                   revoke an API key
   keys list [--institution <id>]         the API keys: id, institution, label, created, revoked
   institutions list                      the institutions: id, name, records per resource
+  repair-log                             copy every event of the embedded log into a new log and put it in the
+                                         old one's place (kept beside it); with serve stopped (see the README)
   help, --help, -h                       this text (also after any command)
   --version                              the version
 
@@ -279,6 +282,34 @@ async function institutionsList(config: Config, args: string[]): Promise<void> {
   }
 }
 
+/**
+ * The embedded log copied event by event into a new one, which then takes
+ * its place; the old one is kept beside it as log-damaged-<time>. For a log
+ * whose events read back but whose files can no longer be written.
+ */
+async function repairLog(config: Config): Promise<void> {
+  if (config.EVENTSTORE_URL !== undefined) throw new OperatorError('repair-log copies the embedded log; EVENTSTORE_URL is set');
+  const path = join(config.DATA_DIR, 'log');
+  if (!existsSync(join(path, 'data.mdb'))) throw new OperatorError(`no event log in ${config.DATA_DIR}: nothing to repair`);
+  // No dot in these names: lmdb-js takes a path with an extension for a file, not a directory.
+  const target = join(config.DATA_DIR, 'log-repairing');
+  rmSync(target, { recursive: true, force: true });
+  const from = EmbeddedEventStore.open(path, { readOnly: true });
+  const to = EmbeddedEventStore.open(target);
+  const progress = progressPrinter('repair-log');
+  const copied = await copyLog(from, to, (done, total) => progress.update({ phase: 'copying', done, total })).finally(async () => {
+    progress.done();
+    await Promise.all([from.close(), to.close()]);
+  }).catch((error: unknown) => {
+    rmSync(target, { recursive: true, force: true });
+    throw error instanceof LogCopyError ? new OperatorError(`repair-log: ${error.message}; the log is as it was`) : error;
+  });
+  const kept = join(config.DATA_DIR, `log-damaged-${new Date().toISOString().replace(/[:.]/g, '-')}`);
+  renameSync(path, kept);
+  renameSync(target, path);
+  console.log(`copied ${copied} events into a new log in ${path}; the old one is kept in ${kept}`);
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (command === 'help' || command === '--help' || command === '-h' || args.includes('--help') || args.includes('-h')) {
@@ -306,6 +337,10 @@ export async function main(argv: string[]): Promise<number> {
         return 0;
       case 'institutions':
         await institutionsList(config, args);
+        return 0;
+      case 'repair-log':
+        parseArgs({ args, options: {} });
+        await repairLog(config);
         return 0;
       default:
         throw new UsageError(command ? `unknown command ${command}` : 'no command');

@@ -59,6 +59,8 @@ export interface EmbeddedOptions {
   pollIntervalMs?: number;
   /** lmdb-js's `overlappingSync` (its default: on, except on Windows); for bench/two-writers.ts to compare. */
   overlappingSync?: boolean;
+  /** Open for reading only (a log to copy out of: nothing is written to its files). */
+  readOnly?: boolean;
 }
 
 const toPosition = (n: number): Position => {
@@ -93,7 +95,8 @@ export class EmbeddedEventStore implements EventStore {
     if (problem !== undefined) throw new UnreadableLogError(path, problem);
     try {
       const overlapping = options.overlappingSync === undefined ? {} : { overlappingSync: options.overlappingSync };
-      return new EmbeddedEventStore(open({ path, compression: false, ...overlapping }), options);
+      const readOnly = options.readOnly ? { readOnly: true } : {};
+      return new EmbeddedEventStore(open({ path, compression: false, ...overlapping, ...readOnly }), options);
     } catch (error) {
       throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
     }
