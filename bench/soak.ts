@@ -90,8 +90,14 @@ const base = await new Promise<string>((resolve, reject) => {
   server.once('exit', (code) => reject(new Error(`serve exited with ${code}`)));
 });
 const port = Number(new URL(base).port);
-// Whatever ends this run, the server goes with it.
+// Whatever ends this run, the server goes with it; a server that dies during it fails it, saying so.
 process.on('exit', () => server.kill('SIGKILL'));
+let stopping = false;
+server.once('exit', (code, signal) => {
+  if (stopping) return;
+  console.log(`FAIL  serve died during the soak (exit code ${code}, signal ${signal}): its stderr is above`);
+  process.exit(1);
+});
 const agent = new Agent({ keepAlive: true, maxSockets: Number(values.connections) + Number(values.writers) + 4 });
 
 interface Answer {
@@ -311,6 +317,7 @@ const reporter = (async () => {
 })();
 
 await Promise.all([...readers, ...writers, importer, reporter, sampler]);
+stopping = true;
 server.kill('SIGTERM');
 await new Promise((resolve) => server.once('exit', resolve));
 if (!values.reuse) rmSync(dir, { recursive: true, force: true });
