@@ -257,6 +257,8 @@ interface Row {
   anon: number;
   file: number;
   heap: number;
+  /** The server's JSON cache. */
+  cache: number;
   lag: string;
 }
 const rows: Row[] = [];
@@ -269,9 +271,14 @@ const sampler = (async () => {
     await sleep(250);
   }
 })();
-const heapOf = async () => Number(/^nodejs_heap_size_used_bytes (\S+)$/m.exec((await call('GET', '/metrics', undefined)).body)?.[1] ?? NaN);
+/** The V8 heap in use and the bytes of the server's JSON cache (which fills up to FRAGMENT_CACHE_MB as pages are asked for: growth, not a leak). */
+const metricsOf = async () => {
+  const text = (await call('GET', '/metrics', undefined)).body;
+  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { heap: metric('nodejs_heap_size_used_bytes'), cache: metric('read_model_fragment_cache_bytes') };
+};
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  anon floor  heap MB  lag');
+console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  anon floor  heap MB  cache MB  lag');
 const reporter = (async () => {
   await warmedUp;
   while (running()) {
@@ -292,7 +299,7 @@ const reporter = (async () => {
       anonFloor: Math.min(window.anonFloor, statusOf('RssAnon')),
       anon: statusOf('RssAnon'),
       file: statusOf('RssFile'),
-      heap: await heapOf(),
+      ...(await metricsOf()),
       lag: health.lag.positions,
     };
     rows.push(row);
@@ -310,6 +317,7 @@ const reporter = (async () => {
         `(${fmt(row.anon / 2 ** 20).padStart(5)} ${fmt(row.file / 2 ** 20).padStart(6)})`,
         fmt(row.anonFloor / 2 ** 20).padStart(10),
         fmt(row.heap / 2 ** 20).padStart(8),
+        fmt(row.cache / 2 ** 20).padStart(9),
         ` ${row.lag}`,
       ].join(' '),
     );

@@ -3,14 +3,16 @@
  * requests by route pattern and status code (a counter and a latency
  * histogram), the projection's position, its lag in events and in
  * milliseconds, events applied, resubscriptions, records per resource,
- * requests refused by the rate limit, and prom-client's default process
- * metrics. Each registry is the server's own (tests start many servers).
+ * the bytes of the records' JSON cache, requests refused by the rate
+ * limit, and prom-client's default process metrics. Each registry is the
+ * server's own (tests start many servers).
  */
 import { OPERATIONS } from './contract/operations.js';
 import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { kinds } from '../../projections/records.js';
+import { fragmentArena } from '../readmodel/fragment-store.js';
 import type { ReadModel } from '../readmodel/model.js';
 import type { Projector } from '../readmodel/projector.js';
 
@@ -74,6 +76,15 @@ export const metricsPlugin = fp(
       registers: [registry],
       collect() {
         for (const kind of kinds) this.set({ kind }, model.count(kind));
+      },
+    });
+
+    new Gauge({
+      name: 'read_model_fragment_cache_bytes',
+      help: 'Bytes the cache of records\' JSON holds (FRAGMENT_CACHE_MB bounds it; it fills as pages are asked for)',
+      registers: [registry],
+      collect() {
+        this.set(fragmentArena.bytes);
       },
     });
 
