@@ -257,8 +257,11 @@ interface Row {
   anon: number;
   file: number;
   heap: number;
-  /** The server's JSON cache. */
+  /** The server's JSON cache, and its rank matrices (made as searches want them). */
   cache: number;
+  ranks: number;
+  /** Records in the read model (the writers' sites add some). */
+  records: number;
   lag: string;
 }
 const rows: Row[] = [];
@@ -271,14 +274,19 @@ const sampler = (async () => {
     await sleep(250);
   }
 })();
-/** The V8 heap in use and the bytes of the server's JSON cache (which fills up to FRAGMENT_CACHE_MB as pages are asked for: growth, not a leak). */
+/**
+ * The V8 heap in use, the bytes of the server's JSON cache (which fills up to FRAGMENT_CACHE_MB as pages are asked
+ * for) and of its rank matrices (made as searches want them): growth that stops, not a leak; and how many records
+ * the read model holds (the writers' sites add some: data, not a leak either).
+ */
 const metricsOf = async () => {
   const text = (await call('GET', '/metrics', undefined)).body;
   const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { heap: metric('nodejs_heap_size_used_bytes'), cache: metric('read_model_fragment_cache_bytes') };
+  const records = [...text.matchAll(/^read_model_records\{kind="[^"]+"\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
+  return { heap: metric('nodejs_heap_size_used_bytes'), cache: metric('read_model_fragment_cache_bytes'), ranks: metric('read_model_rank_matrix_bytes'), records };
 };
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;
-console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  anon floor  heap MB  cache MB  lag');
+console.log(' minute   req/s    p50 ms   p99 ms   max ms  errors  writes  imported    RSS MB  (anon    file)  anon floor  heap MB  cache MB  ranks MB    records  lag');
 const reporter = (async () => {
   await warmedUp;
   while (running()) {
@@ -318,6 +326,8 @@ const reporter = (async () => {
         fmt(row.anonFloor / 2 ** 20).padStart(10),
         fmt(row.heap / 2 ** 20).padStart(8),
         fmt(row.cache / 2 ** 20).padStart(9),
+        fmt(row.ranks / 2 ** 20).padStart(9),
+        fmt(row.records).padStart(10),
         ` ${row.lag}`,
       ].join(' '),
     );

@@ -12,8 +12,9 @@
  * of other processes within one poll interval.
  *
  * Logs written by earlier versions also hold a `heads` table (stream → last
- * revision), no longer read or written: the `streams` table gives the same
- * at one lookup, and an index fewer makes an append about a third cheaper.
+ * revision), no longer read or written: the `streams` table gives the same,
+ * and a random-key index fewer made an import of 1.77M events a quarter
+ * faster (132 → 101 s).
  */
 import { EventEmitter } from 'node:events';
 import { open, type Database, type RootDatabase } from 'lmdb';

@@ -3,9 +3,9 @@
  * requests by route pattern and status code (a counter and a latency
  * histogram), the projection's position, its lag in events and in
  * milliseconds, events applied, resubscriptions, records per resource,
- * the bytes of the records' JSON cache, requests refused by the rate
- * limit, and prom-client's default process metrics. Each registry is the
- * server's own (tests start many servers).
+ * the bytes of the records' JSON cache and of the rank matrices, requests
+ * refused by the rate limit, and prom-client's default process metrics.
+ * Each registry is the server's own (tests start many servers).
  */
 import { OPERATIONS } from './contract/operations.js';
 import type { FastifyInstance } from 'fastify';
@@ -85,6 +85,15 @@ export const metricsPlugin = fp(
       registers: [registry],
       collect() {
         this.set(fragmentArena.bytes);
+      },
+    });
+
+    new Gauge({
+      name: 'read_model_rank_matrix_bytes',
+      help: 'Bytes of the rank matrices made for searches read in another index\'s order (made as searches want them)',
+      registers: [registry],
+      collect() {
+        this.set(model.rankBytes());
       },
     });
 

@@ -315,6 +315,13 @@ export class ReadModel implements JsonView {
     return more;
   }
 
+  /** Bytes the rank matrices made so far hold, every table's together. */
+  rankBytes(): number {
+    let bytes = 0;
+    for (const byInstitution of this.tables.values()) for (const table of byInstitution.values()) bytes += table.ranks.bytes;
+    return bytes;
+  }
+
   /** Bring every index up to date (after a batch of changes). */
   flush(): void {
     for (const table of this.dirty) table.flush();
