@@ -26,16 +26,16 @@ t.test('lines split across chunks, multi-byte characters, a last line without ne
   t.same([...fileLines(file)], [], 'an empty file has no lines');
 });
 
-t.test('a file spool gives back every line in order, and its file goes with dispose', async (t) => {
+t.test('a file spool gives back every item in order, and its file goes with dispose', async (t) => {
   const temp = tempDir();
   t.teardown(temp.remove);
-  const spool = fileSpool(temp.dir);
-  // Over the spool's 4 MB write buffer, with multi-byte characters.
-  const lines = Array.from({ length: 60_000 }, (_, i) => JSON.stringify({ i, text: `Zoë ${'x'.repeat(i % 200)}` }));
-  for (const line of lines) spool.write(line);
+  const spool = fileSpool<{ i: number; text: string }>(temp.dir);
+  // Over the spool's 4 MB write buffer, with multi-byte characters and line breaks in values.
+  const items = Array.from({ length: 60_000 }, (_, i) => ({ i, text: `Zoë\n${'x'.repeat(i % 200)}` }));
+  for (const item of items) spool.write(item);
   t.equal(readdirSync(temp.dir).filter((name) => name.endsWith('.spool')).length, 1, 'one file while in use');
-  t.same([...spool.lines()], lines);
-  t.throws(() => spool.write('late'), /no longer written/, 'written once, then read');
+  t.same([...spool.items()], items);
+  t.throws(() => spool.write({ i: -1, text: 'late' }), /no longer written/, 'written once, then read');
   spool.dispose();
   t.same(readdirSync(temp.dir), [], 'no file once disposed');
 });

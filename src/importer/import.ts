@@ -149,7 +149,7 @@ export type OnImportProgress = (progress: ImportProgress) => void;
 export interface ImportOptions {
   onProgress?: OnImportProgress;
   /** Where the checked events wait for the append (in memory unless given: a file spool for big files). */
-  spool?: Spool;
+  spool?: Spool<SpooledEvent>;
   /** Events appended per transaction. */
   chunk?: number;
 }
@@ -160,12 +160,12 @@ const CHUNK = 20_000;
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
 export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importLines(store, file, text.split('\n'), options);
+  return importChecked(store, file, parseLines(text.split('\n')), options);
 }
 
 /** importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then. */
 export function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importLines(store, file, counted(fileLines(file), options.onProgress), options);
+  return importChecked(store, file, parseLines(counted(fileLines(file), options.onProgress)), options);
 }
 
 /** The rows, telling `onProgress` every 10,000 how many have been read. */
@@ -177,10 +177,6 @@ function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefin
   }
 }
 
-function importLines(store: EventStore, file: string, rows: Iterable<string>, options: ImportOptions): Promise<ImportResult> {
-  return importChecked(store, file, parseLines(rows), options);
-}
-
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
 export function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
   return importChecked(store, file, lines, options);
@@ -188,7 +184,7 @@ export function appendChecked(store: EventStore, file: string, lines: readonly P
 
 async function importChecked(store: EventStore, file: string, lines: Iterable<ParsedLine | RefusedLine>, options: ImportOptions): Promise<ImportResult> {
   const { onProgress, chunk = CHUNK } = options;
-  const spool = options.spool ?? memorySpool();
+  const spool = options.spool ?? memorySpool<SpooledEvent>();
   try {
     const { known, directory } = await whatTheLogHolds(store, onProgress);
     const { fresh, skipped } = checkInto(spool, file, lines, known, directory);
@@ -204,8 +200,7 @@ async function importChecked(store: EventStore, file: string, lines: Iterable<Pa
       appends = [];
       onProgress?.({ phase: 'appending', done: appended, total: fresh });
     };
-    for (const text of spool.lines()) {
-      const { stream, id: eventId, type, data } = JSON.parse(text) as SpooledEvent;
+    for (const { stream, id: eventId, type, data } of spool.items()) {
       appends.push({ stream, events: [{ id: eventId, type, data }] });
       if (appends.length === chunk) await flush();
     }
@@ -217,7 +212,7 @@ async function importChecked(store: EventStore, file: string, lines: Iterable<Pa
 }
 
 /** An event as spooled: checked, with its stream. */
-interface SpooledEvent {
+export interface SpooledEvent {
   stream: string;
   id: string;
   type: string;
@@ -250,22 +245,19 @@ async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress |
  * ImportError when any line is wrong.
  */
 function checkInto(
-  spool: Spool,
+  spool: Spool<SpooledEvent>,
   file: string,
   lines: Iterable<ParsedLine | RefusedLine>,
   known: Set<string>,
   directory: ReferenceDirectory,
 ): { fresh: number; skipped: number } {
-  const refused: ImportProblem[] = [];
-  const unresolved: ImportProblem[] = [];
-  let refusedCount = 0;
-  let unresolvedCount = 0;
+  const refused = new Problems();
+  const unresolved = new Problems();
   let fresh = 0;
   let skipped = 0;
   for (const parsed of lines) {
     if ('problems' in parsed) {
-      refusedCount += parsed.problems.length;
-      if (refused.length < MAX_PROBLEMS) refused.push(...parsed.problems);
+      refused.add(parsed.problems);
       continue;
     }
     if (known.has(parsed.eventId)) {
@@ -273,20 +265,29 @@ function checkInto(
       continue;
     }
     known.add(parsed.eventId);
-    if (refusedCount > 0) continue;
-    const problems = directory.check(parsed.event);
-    if (problems.length > 0) {
-      unresolvedCount += problems.length;
-      for (const p of problems) {
-        if (unresolved.length < MAX_PROBLEMS) unresolved.push({ line: parsed.line, field: `data.${p.field}`, message: p.message });
-      }
-    }
-    if (unresolvedCount > 0) continue;
-    const { event, eventId } = parsed;
-    spool.write(JSON.stringify({ stream: streamOf(event), id: eventId, type: event.type, data: event.data } satisfies SpooledEvent));
+    if (refused.count > 0) continue;
+    const { line, event, eventId } = parsed;
+    unresolved.add(directory.check(event).map((p) => ({ line, field: `data.${p.field}`, message: p.message })));
+    if (unresolved.count > 0) continue;
+    spool.write({ stream: streamOf(event), id: eventId, type: event.type, data: event.data });
     fresh++;
   }
-  if (refusedCount > 0) throw new ImportError(file, refused.slice(0, MAX_PROBLEMS), refusedCount);
-  if (unresolvedCount > 0) throw new ImportError(file, unresolved.slice(0, MAX_PROBLEMS), unresolvedCount);
+  refused.throwIfAny(file);
+  unresolved.throwIfAny(file);
   return { fresh, skipped };
+}
+
+/** Problems found: all counted, the first MAX_PROBLEMS kept. */
+class Problems {
+  readonly kept: ImportProblem[] = [];
+  count = 0;
+
+  add(problems: readonly ImportProblem[]): void {
+    this.count += problems.length;
+    for (const p of problems) if (this.kept.length < MAX_PROBLEMS) this.kept.push(p);
+  }
+
+  throwIfAny(file: string): void {
+    if (this.count > 0) throw new ImportError(file, this.kept, this.count);
+  }
 }

@@ -1,33 +1,32 @@
 /**
  * Where an import keeps its checked events between the check and the
- * append: lines written once, then read back once in order. In memory for
- * small imports; in a file for big ones, so an import's memory does not
- * grow with its file.
+ * append: items written once, then read back once in order. In memory for
+ * small imports; in a file (a JSON line each) for big ones, so an import's
+ * memory does not grow with its file.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileLines } from './lines.js';
 
-export interface Spool {
-  /** One line, without a line break (JSON.stringify's output never has one). */
-  write(line: string): void;
-  /** Every line written, in order (writing ends with the first call). */
-  lines(): Iterable<string>;
-  /** Forget the lines (a file spool's file is removed). */
+export interface Spool<T> {
+  write(item: T): void;
+  /** Every item written, in order (writing ends with the first call). */
+  items(): Iterable<T>;
+  /** Forget the items (a file spool's file is removed). */
   dispose(): void;
 }
 
-export function memorySpool(): Spool {
-  let lines: string[] = [];
+export function memorySpool<T>(): Spool<T> {
+  let items: T[] = [];
   return {
-    write: (line) => void lines.push(line),
-    lines: () => lines,
-    dispose: () => void (lines = []),
+    write: (item) => void items.push(item),
+    items: () => items,
+    dispose: () => void (items = []),
   };
 }
 
-/** Bytes gathered before a write to the file. */
+/** Characters gathered before a write to the file. */
 const BUFFER = 4 * 1024 * 1024;
 
 const SPOOL = /^import-(\d+)-[0-9a-f-]+\.spool$/;
@@ -47,7 +46,7 @@ function running(pid: number): boolean {
  * leaves its file behind: the next file spool in `dir` removes those of
  * processes that no longer run.
  */
-export function fileSpool(dir: string): Spool {
+export function fileSpool<T>(dir: string): Spool<T> {
   for (const name of readdirSync(dir)) {
     const pid = SPOOL.exec(name)?.[1];
     if (pid !== undefined && !running(Number(pid))) rmSync(join(dir, name), { force: true });
@@ -55,12 +54,12 @@ export function fileSpool(dir: string): Spool {
   const path = join(dir, `import-${process.pid}-${randomUUID()}.spool`);
   let fd: number | undefined = openSync(path, 'wx', 0o600);
   let pending: string[] = [];
-  let pendingBytes = 0;
+  let pendingLength = 0;
   const flush = () => {
     if (fd === undefined || pending.length === 0) return;
     writeSync(fd, pending.join(''));
     pending = [];
-    pendingBytes = 0;
+    pendingLength = 0;
   };
   const close = () => {
     if (fd === undefined) return;
@@ -69,15 +68,17 @@ export function fileSpool(dir: string): Spool {
     fd = undefined;
   };
   return {
-    write(line) {
+    write(item) {
       if (fd === undefined) throw new Error('the spool is no longer written');
+      // JSON.stringify never writes a line break: one item, one line.
+      const line = JSON.stringify(item);
       pending.push(line, '\n');
-      pendingBytes += line.length + 1;
-      if (pendingBytes >= BUFFER) flush();
+      pendingLength += line.length + 1;
+      if (pendingLength >= BUFFER) flush();
     },
-    lines() {
+    *items() {
       close();
-      return fileLines(path);
+      for (const line of fileLines(path)) yield JSON.parse(line) as T;
     },
     dispose() {
       close();

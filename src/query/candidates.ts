@@ -24,7 +24,6 @@ export interface Candidate {
   readonly fixed: number;
 }
 
-
 /**
  * How a candidate's rows stand in the order of `order`: its blocks follow
  * one another in it ('concatenated'), each block is in it ('each'), or
