@@ -2,11 +2,12 @@
  * The embedded LMDB log against the event store contract. "Another
  * process" is a real child process opening the same LMDB environment.
  */
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
+import { startOfLog } from '../src/eventstore/port.js';
 import { eventStoreContract } from './eventstore-contract.js';
 import { ROOT, tempDir } from './helpers.js';
 
@@ -41,3 +42,56 @@ eventStoreContract(
   },
   { atomicAppendMany: true },
 );
+
+/** Holds the log's write lock for LOCK_MS, as a long import chunk of `vm-api import` does; says "locked" inside. */
+const LOCK_MS = 1500;
+const LOCK_HOLDER = `
+const { open } = await import('lmdb');
+const root = open({ path: process.argv[1], compression: false });
+root.transactionSync(() => {
+  process.stdout.write('locked\\n');
+  const until = Date.now() + ${LOCK_MS};
+  while (Date.now() < until);
+});
+await root.close();
+`;
+
+t.test("an append waits for another process's write lock off the event loop", async (t) => {
+  const temp = tempDir('vm-store-');
+  t.teardown(temp.remove);
+  const store = EmbeddedEventStore.open(join(temp.dir, 'log'));
+  await store.append('site-registry-a', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 0 } }]);
+  const holder = spawn(process.execPath, ['--input-type=module', '-e', LOCK_HOLDER, join(temp.dir, 'log')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const exited = new Promise<number | null>((resolve) => holder.on('exit', resolve));
+  await new Promise<void>((resolve) => holder.stdout.on('data', (chunk: Buffer) => chunk.includes('locked') && resolve()));
+
+  const began = performance.now();
+  const appended = store.append('site-registry-a', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 1 } }], 0);
+  // A request arriving meanwhile is served at once: the event loop is not held by the waiting append.
+  await new Promise((resolve) => setImmediate(resolve));
+  const loopFree = performance.now() - began;
+  const { nextRevision } = await appended;
+  const waited = performance.now() - began;
+  t.equal(await exited, 0, 'the other process held the lock and let go');
+  t.ok(loopFree < LOCK_MS / 3, `the event loop ran ${loopFree.toFixed(0)} ms after the append began`);
+  t.ok(waited > LOCK_MS / 3, `the append itself waited for the lock (${waited.toFixed(0)} ms)`);
+  t.equal(nextRevision, 1, 'and then appended after the first event');
+  t.same((await store.readStream('site-registry-a')).map((e) => (e.data as { n: number }).n), [0, 1]);
+  await store.close();
+});
+
+t.test('a refused append writes nothing, also when others share its transaction', async (t) => {
+  const temp = tempDir('vm-store-');
+  t.teardown(temp.remove);
+  const store = EmbeddedEventStore.open(join(temp.dir, 'log'));
+  // Three appends in one event turn: lmdb-js may commit them together; the refused one must leave no trace.
+  const results = await Promise.allSettled([
+    store.append('a', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 1 } }], 'no_stream'),
+    store.append('b', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 2 } }], 5),
+    store.append('c', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 3 } }], 'no_stream'),
+  ]);
+  t.same(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.same((await store.readAll(startOfLog, 10)).map((e) => [e.stream, e.position.commit]), [['a', 1n], ['c', 2n]]);
+  t.same(await store.readStream('b'), []);
+  await store.close();
+});

@@ -6,9 +6,10 @@
  * - `ids`: event id → position (idempotent appends)
  * - `meta`: 'head' → the last position
  *
- * Appends run in one synchronous LMDB write transaction, which LMDB
- * serializes across processes, so a CLI import and a running server can
- * share one log. Subscribers see appends of this process at once and those
+ * Each append runs in one LMDB write transaction, which LMDB serializes
+ * across processes, so a CLI import and a running server can share one log:
+ * the server's appends wait for the lock on lmdb-js's write thread, an
+ * import's chunks (`appendMany`) synchronously. Subscribers see appends of this process at once and those
  * of other processes within one poll interval.
  *
  * Logs written by earlier versions also hold a `heads` table (stream → last
@@ -103,8 +104,14 @@ export class EmbeddedEventStore implements EventStore {
     }
   }
 
+  /**
+   * One stream's append, the server's kind (a sites POST, a webhook's state): queued to lmdb-js's write thread,
+   * which waits for the write lock, so the event loop serves requests while another process (an import) holds it.
+   * The callback runs on this thread once the lock is held, in a child transaction: a refused append (a revision
+   * conflict) leaves nothing in a batch it shares with others.
+   */
   async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
-    const result = this.root.transactionSync(() => {
+    const result = await this.root.childTransaction(() => {
       const log = { head: this.meta.get(HEAD) ?? 0 };
       const { nextRevision, position } = this.appendInTxn({ stream, events, expectedRevision }, log);
       this.meta.put(HEAD, log.head);
