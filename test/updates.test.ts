@@ -198,3 +198,41 @@ t.test("an event of one institution cannot change another institution's records"
   await app.runtime.projector.waitFor(position);
   t.equal((await app.get(`/api/shifts/${shift.id}/`)).body.title, 'Renamed');
 });
+
+t.test('a large batch from the log is folded in slices, requests answered between them', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const template = app.runtime.model.get('shift', (await app.get('/api/shifts/?limit=1')).body.results[0].id)!;
+  const { institution_id, opportunity_id } = template;
+  const shifts = Array.from({ length: 5000 }, (_, i) => ({
+    institution_id,
+    occurred_at: '2026-11-01T12:00:00Z',
+    shift_id: randomUUID(),
+    opportunity_id,
+    title: `Sliced shift ${i}`,
+    shift_start_at: '2026-12-01T09:00:00Z',
+    shift_end_at: '2026-12-01T11:00:00Z',
+    spots: 1 + (i % 9),
+  }));
+  const before = (await app.get('/api/shifts/?limit=1')).body.count as number;
+  // One read batch of the log (5,000 events) arrives as an import's chunk does.
+  const position = await app.runtime.store.appendMany(
+    shifts.map((data) => ({ stream: `shift-${data.shift_id}`, events: [{ id: randomUUID(), type: 'ShiftCreated', data }] })),
+  );
+  let turns = 0;
+  let done = false;
+  const tick = (): void => {
+    if (done) return;
+    turns += 1;
+    setImmediate(tick);
+  };
+  setImmediate(tick);
+  const applying = app.runtime.projector.waitFor(position!);
+  // Served while the batch is folded: the count is the old one or, once the slices are done, the new one.
+  const during = (await app.get('/api/shifts/?limit=1')).body.count as number;
+  await applying;
+  done = true;
+  t.ok(turns > 2, `the event loop turned ${turns} times while 5,000 events were folded`);
+  t.ok(during >= before && during <= before + 5000, 'a request during the fold was answered');
+  t.equal((await app.get('/api/shifts/?limit=1')).body.count, before + 5000, 'every shift of the batch is listed after it');
+});

@@ -301,12 +301,25 @@ export class Projector {
     }
     const changed = new Map<string, Change>();
     const feed: FeedEntry[] = [];
-    const folded = this.folder.fold(events, this.position, { changed, feed: (entry) => feed.push(entry) });
-    if (!folded) return;
-    this.eventsApplied += folded.applied;
+    const options = { changed, feed: (entry: FeedEntry) => feed.push(entry) };
+    // Folded a slice at a time, requests answered between slices (a batch of a live import takes tens of ms);
+    // they may see part of the batch, as they may see part of any import. Written and checkpointed as one.
+    let last: Position | undefined;
+    let sliceStarted = performance.now();
+    for (let from = 0; from < events.length; from += FOLD_SLICE_EVENTS) {
+      if (performance.now() - sliceStarted >= FOLD_SLICE_MS) {
+        await nextTurn();
+        sliceStarted = performance.now();
+      }
+      const folded = this.folder.fold(events.slice(from, from + FOLD_SLICE_EVENTS), last ?? this.position, options);
+      if (!folded) continue;
+      this.eventsApplied += folded.applied;
+      last = folded.last;
+    }
+    if (last === undefined) return;
     this.changes.folded(feed);
-    await this.persist(changed.values(), feed, folded.last);
-    this.advance(folded.last);
+    await this.persist(changed.values(), feed, last);
+    this.advance(last);
   }
 
   /**
@@ -339,6 +352,10 @@ export class Projector {
     this.waiters = still;
   }
 }
+
+/** A batch of events from the log is folded this many at a time, yielding to requests once FOLD_SLICE_MS has passed. */
+const FOLD_SLICE_EVENTS = 100;
+const FOLD_SLICE_MS = 5;
 
 /** Slices of the event loop a snapshot is encoded in, at most, in ms: requests are answered between them. */
 const ENCODE_SLICE_MS = 20;
