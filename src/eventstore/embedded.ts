@@ -9,8 +9,19 @@
  * Each append runs in one LMDB write transaction, which LMDB serializes
  * across processes, so a CLI import and a running server can share one log:
  * the server's appends wait for the lock on lmdb-js's write thread, an
- * import's chunks (`appendMany`) synchronously. Subscribers see appends of this process at once and those
- * of other processes within one poll interval.
+ * import's chunks (`appendMany`) synchronously. Subscribers see appends of
+ * this process at once and those of other processes within one poll interval.
+ *
+ * The log is opened with lmdb-js's `overlappingSync` off, so a commit is
+ * flushed to disk before it returns (an acknowledged append survives a power
+ * loss) and written the way stock LMDB writes it. With it on (lmdb-js's
+ * default), a process writes a second meta page for its flushed transaction
+ * after it has let go of the write lock, and keeps its own idea of which
+ * transaction is flushed: safe in one process, not when two write the same
+ * file. Two processes writing one log that way damaged it in three runs of
+ * four of `bench/two-writers.ts --import-processes 3000 --overlapping-sync
+ * true` (freelist assertions, then every write aborts), as in the 1M soak;
+ * with it off, none did.
  *
  * Logs written by earlier versions also hold a `heads` table (stream → last
  * revision), no longer read or written: the `streams` table gives the same,
@@ -59,7 +70,10 @@ const READ_BATCH = 5000;
 export interface EmbeddedOptions {
   /** How often to look for appends by other processes, in ms. */
   pollIntervalMs?: number;
-  /** lmdb-js's `overlappingSync` (its default: on, except on Windows); for bench/two-writers.ts to compare. */
+  /**
+   * lmdb-js's `overlappingSync`: off unless asked (see the top of this file); bench/two-writers.ts turns it on
+   * to show the damage it did.
+   */
   overlappingSync?: boolean;
   /** Open for reading only (a log to copy out of: nothing is written to its files). */
   readOnly?: boolean;
@@ -96,9 +110,9 @@ export class EmbeddedEventStore implements EventStore {
     const problem = lmdbFileProblem(path);
     if (problem !== undefined) throw new UnreadableLogError(path, problem);
     try {
-      const overlapping = options.overlappingSync === undefined ? {} : { overlappingSync: options.overlappingSync };
       const readOnly = options.readOnly ? { readOnly: true } : {};
-      return new EmbeddedEventStore(open({ path, compression: false, ...overlapping, ...readOnly }), options);
+      const overlappingSync = options.overlappingSync ?? false;
+      return new EmbeddedEventStore(open({ path, compression: false, overlappingSync, ...readOnly }), options);
     } catch (error) {
       throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
     }
