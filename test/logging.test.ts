@@ -5,12 +5,14 @@
  * log line; SIGTERM stops accepting, finishes the requests in flight, closes
  * the log and the read model, says so, and exits 0.
  */
-import { spawn } from 'node:child_process';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, openSync, readSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pino } from 'pino';
 import t from 'tap';
-import { DEMO_KEY, ROOT, startApp, tempDir } from './helpers.js';
+import { logDestination, logDrops } from '../src/logger.js';
+import { DEMO_KEY, ROOT, startApp, tempDir, until } from './helpers.js';
 
 const RIVERSIDE = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
 
@@ -64,4 +66,49 @@ t.test('serve: a log line with the URL; SIGTERM finishes what is in flight and e
   t.ok(said.includes('Volunteer Management API listening'));
   t.ok(said.includes('shutting down: no new connections; finishing the requests in flight'));
   t.ok(said.includes('stopped'));
+});
+
+t.test('a stdout that takes no more costs at most the log buffer: lines past it are dropped and counted', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  // A pipe nobody reads (a stalled log shipper): it fills at 64 KB, then every write would wait.
+  const fifo = join(temp.dir, 'stdout');
+  execFileSync('mkfifo', [fifo]);
+  const fd = openSync(fifo, constants.O_RDWR | constants.O_NONBLOCK);
+  const buffer = 256 * 1024;
+  const destination = logDestination(fd, buffer);
+  const logger = pino({ level: 'info' }, destination);
+  const before = logDrops.count;
+  const line = 'x'.repeat(1000);
+  for (let i = 0; i < 5000; i++) logger.info({ i, line }, 'a line');
+  const dropped = logDrops.count - before;
+  // ~5.1 MB logged: the pipe takes 64 KB, the buffer 256 KB, the rest (~4,700 lines) is dropped.
+  t.ok(dropped >= 4500, `${dropped} of 5,000 lines dropped, not held`);
+  t.ok(dropped < 5000, 'what the pipe and the buffer take is kept');
+
+  // The reader comes back: what was kept is written out in whole lines, and logging goes on.
+  const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+  let text = '';
+  const chunk = Buffer.alloc(1 << 16);
+  await until(() => {
+    for (;;) {
+      let n = 0;
+      try {
+        n = readSync(reader, chunk);
+      } catch {
+        break; // EAGAIN: nothing more for now
+      }
+      if (n === 0) break;
+      text += chunk.toString('utf8', 0, n);
+    }
+    if (!text.includes('"msg":"after"')) logger.info('after');
+    return text.includes('"msg":"after"') ? true : undefined;
+  });
+  const lines = text.trim().split('\n');
+  t.ok(lines.every((l) => JSON.parse(l).msg !== undefined), `${lines.length} whole JSON lines`);
+  await new Promise((resolve) => {
+    destination.once('close', resolve);
+    destination.end();
+  });
+  closeSync(reader);
 });

@@ -74,6 +74,16 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
     surface: options.surface ?? true,
     apiRoutes: options.apiRoutes,
   });
+  // An answer finished while the server closes tells the client to let go of the connection, which then closes: a
+  // keep-alive connection left idle after it would hold the close until its timeout (and SIGTERM past its 10 s).
+  let closing = false;
+  server.addHook('preClose', async () => {
+    closing = true;
+  });
+  server.addHook('onSend', async (_request, reply, payload) => {
+    if (closing) reply.header('connection', 'close');
+    return payload;
+  });
   const background = workInBackground(runtime.model);
   server.addHook('onClose', async () => background.stop());
   // Webhook deliveries run beside the server: from when it is ready until it closes (before the log does).
