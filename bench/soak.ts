@@ -1,5 +1,5 @@
 /**
- * npm run soak [-- --minutes 15 --warmup 0 --window 30 --shifts 20000 --connections 32 --reuse <DATA_DIR>]
+ * npm run soak [-- --minutes 15 --warmup 0 --window 30 --shifts 20000 --connections 32 --site-pool 0 --reuse <DATA_DIR>]
  *
  * A long run of everything at once, the operator's way: `vm-api serve` in
  * its own process, the random search mix from many keep-alive connections,
@@ -47,6 +47,11 @@ const { values } = parseArgs({
     /** Seconds between two background imports, and events per import. */
     'import-every': { type: 'string', default: '10' },
     'import-events': { type: 'string', default: '3000' },
+    /**
+     * Each writer bulk-creates until it has made this many requests' sites, then only assigns and unassigns a user
+     * on them, so the data keeps its size and memory that still grows is not the data's (0: create all along).
+     */
+    'site-pool': { type: 'string', default: '0' },
     queries: { type: 'string', default: '10000' },
     reuse: { type: 'string' },
     seed: { type: 'string' },
@@ -57,6 +62,7 @@ const WINDOW_MS = Number(values.window) * 1000;
 const WARMUP_MS = Number(values.warmup) * 1000;
 const SEED = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
 const here = new URL('.', import.meta.url).pathname;
+const SITE_POOL = Number(values['site-pool']);
 const CLI = join(here, '..', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
@@ -212,7 +218,12 @@ const writers = Array.from({ length: Number(values.writers) }, async (_, w) => {
     const t0 = performance.now();
     try {
       let answer: Answer;
-      if (created.length > 0 && n % 3 === 2) {
+      if (SITE_POOL > 0 && created.length >= SITE_POOL) {
+        // The pool is made: writes from now on change sites without adding any (the data keeps its size).
+        const route = n % 2 === 0 ? 'assign' : 'unassign';
+        answer = await call('POST', `/api/sites/${route}/`, data.keys[0], { site_ids: [created[Math.floor(n / 2) % created.length]!], user_ids: [profile] });
+        if (answer.status !== 200) failed(`${route}: ${answer.status} ${answer.body.slice(0, 200)}`);
+      } else if (created.length > 0 && n % 3 === 2) {
         answer = await call('POST', '/api/sites/assign/', data.keys[0], { site_ids: [created[n % created.length]!], user_ids: [profile] });
         if (answer.status !== 200) failed(`assign: ${answer.status} ${answer.body.slice(0, 200)}`);
       } else {
