@@ -9,9 +9,10 @@
  * both through EmbeddedEventStore, the log's own code. Each process runs until the time is up; the run fails if
  * either dies or if the log read back is not every event appended, in order, once. With lmdb-js's
  * overlappingSync on (`--overlapping-sync true`, how the log was opened before) and `--import-processes 3000`
- * on a copy of a 1.77M-event log, `serve` died in three runs of four within ten minutes (the assertion
- * `freelist_written_start >= mop_len` in `mdb_freelist_save`, or a commit refused for a damaged free list), as
- * it did in the 1M soak; see src/eventstore/embedded.ts.
+ * on a copy of a 1.77M-event log, `serve` died in three runs of four within ten minutes (twice seen as lmdb-js
+ * free-list failures: the assertion `freelist_written_start >= mop_len` in `mdb_freelist_save`, and a commit
+ * refused for a damaged free list; the third's error was cut off), as it did in the 1M soak; see
+ * src/eventstore/embedded.ts.
  */
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -25,6 +26,8 @@ const { values } = parseArgs({
   options: {
     seconds: { type: 'string', default: '300' },
     role: { type: 'string' },
+    /** The round of an `import-once` child (its streams' names). */
+    round: { type: 'string', default: '0' },
     dir: { type: 'string' },
     'overlapping-sync': { type: 'string' },
     /** 'sync': the server's appends in a synchronous transaction (as before 6125579), not on lmdb-js's write thread. */
@@ -47,13 +50,22 @@ const optionFlags = [
   ...(values['serve-append'] === undefined ? [] : ['--serve-append', values['serve-append']]),
 ];
 
+/** Read the whole log, as `vm-api import` does before it appends (what exists, for its checks: one long read). */
+async function readWhole(store: EmbeddedEventStore): Promise<void> {
+  for (let from = startOfLog; ; ) {
+    const batch = await store.readAll(from, 10_000);
+    if (batch.length === 0) return;
+    from = batch[batch.length - 1]!.position;
+  }
+}
+
 const payload = (n: number) => ({ institution_id: 'b9d1a0c2-0000-4000-8000-000000000001', occurred_at: new Date().toISOString(), n, title: `Event ${n} `.repeat(1 + (n % 12)) });
 
 if (values.role === 'import' && values['import-processes'] !== undefined) {
   const until = Date.now() + SECONDS * 1000;
   let appended = 0;
   for (let round = 0; Date.now() < until; round++) {
-    const args = [new URL(import.meta.url).pathname, '--role', 'import-once', '--dir', values.dir!, '--seconds', String(round), ...optionFlags];
+    const args = [new URL(import.meta.url).pathname, '--role', 'import-once', '--dir', values.dir!, '--round', String(round), ...optionFlags];
     const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c));
@@ -69,13 +81,8 @@ if (values.role === 'import' && values['import-processes'] !== undefined) {
 if (values.role === 'import-once') {
   // One `vm-api import` of the soak's size: open, read the whole log, append 3,000 events over 750 streams, close.
   const store = EmbeddedEventStore.open(values.dir!, logOptions);
-  const round = Number(values.seconds);
-  let from = startOfLog;
-  for (;;) {
-    const batch = await store.readAll(from, 10_000);
-    if (batch.length === 0) break;
-    from = batch[batch.length - 1]!.position;
-  }
+  const round = Number(values.round);
+  await readWhole(store);
   const appends = Array.from({ length: 750 }, (_, s) => ({
     stream: `import-${process.pid}-${round}-${s}`,
     events: Array.from({ length: 4 }, (_, k) => ({ id: crypto.randomUUID(), type: 'ShiftCreated', data: payload(round * 100_000 + s * 4 + k) })),
@@ -94,15 +101,7 @@ if (values.role) {
   const following = values.role === 'serve' ? store.subscribe(await store.head(), { onEvents: async () => undefined }) : undefined;
   for (let round = 0; Date.now() < until; round++) {
     if (values.role === 'import') {
-      // An import reads the whole log first (what exists, for its checks: one long read), then appends.
-      if (values['import-reads'] === 'true') {
-        let from = startOfLog;
-        for (;;) {
-          const batch = await store.readAll(from, 10_000);
-          if (batch.length === 0) break;
-          from = batch[batch.length - 1]!.position;
-        }
-      }
+      if (values['import-reads'] === 'true') await readWhole(store);
       // A chunk of an import: thousands of events over many streams in one transaction.
       const size = 2000 + ((round * 7919) % 18000);
       const appends = Array.from({ length: Math.ceil(size / 4) }, (_, s) => ({

@@ -84,7 +84,8 @@ t.test('a refused append writes nothing, also when others share its transaction'
   const temp = tempDir('vm-store-');
   t.teardown(temp.remove);
   const store = EmbeddedEventStore.open(join(temp.dir, 'log'));
-  // Three appends in one event turn: lmdb-js may commit them together; the refused one must leave no trace.
+  // Three appends in one event turn, which lmdb-js commits in one batch: the refused one leaves no trace and does
+  // not take the other two down with it.
   const results = await Promise.allSettled([
     store.append('a', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 1 } }], 'no_stream'),
     store.append('b', [{ id: crypto.randomUUID(), type: 'SiteCreated', data: { n: 2 } }], 5),

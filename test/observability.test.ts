@@ -54,6 +54,7 @@ t.test('/metrics: Prometheus text with requests, latency, projection and records
   t.match(text, /read_model_fragment_cache_bytes [1-9]\d*\n/, 'the JSON cache holds the pages asked for');
   t.match(text, /read_model_rank_matrix_bytes \d+\n/);
   t.match(text, /http_rate_limited_total 0\n/);
+  t.match(text, /log_lines_dropped_total 0\n/);
   t.match(text, /process_cpu_user_seconds_total \d/);
   t.notMatch(text, DEMO_KEY, 'no key in the metrics');
 });

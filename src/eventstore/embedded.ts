@@ -18,10 +18,10 @@
  * default), a process writes a second meta page for its flushed transaction
  * after it has let go of the write lock, and keeps its own idea of which
  * transaction is flushed: safe in one process, not when two write the same
- * file. Two processes writing one log that way damaged it in three runs of
- * four of `bench/two-writers.ts --import-processes 3000 --overlapping-sync
- * true` (freelist assertions, then every write aborts), as in the 1M soak;
- * with it off, none did.
+ * file. With two processes writing one log that way, the server died in
+ * three runs of four of `bench/two-writers.ts --import-processes 3000
+ * --overlapping-sync true` (twice seen as free-list failures, as in the 1M
+ * soak; the third's error was cut off); with it off, in none of three.
  *
  * Logs written by earlier versions also hold a `heads` table (stream → last
  * revision), no longer read or written: the `streams` table gives the same,

@@ -12,7 +12,7 @@ import type { FastifyInstance } from 'fastify';
 import fp from 'fastify-plugin';
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { kinds } from '../../projections/records.js';
-import { logDrops } from '../logger.js';
+import { LOG_BUFFER_BYTES, logDrops } from '../logger.js';
 import { fragmentArena } from '../readmodel/fragment-store.js';
 import type { ReadModel } from '../readmodel/model.js';
 import type { Projector } from '../readmodel/projector.js';
@@ -101,7 +101,7 @@ export const metricsPlugin = fp(
     let dropsCounted = 0;
     new Counter({
       name: 'log_lines_dropped_total',
-      help: 'Log lines dropped because stdout took no more and the lines waiting filled their buffer (32 MB)',
+      help: `Log lines dropped because stdout took no more and the lines waiting filled their buffer (${LOG_BUFFER_BYTES / 2 ** 20} MB)`,
       registers: [registry],
       collect() {
         this.inc(logDrops.count - dropsCounted);

@@ -80,9 +80,10 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   server.addHook('preClose', async () => {
     closing = true;
   });
-  server.addHook('onSend', async (_request, reply, payload) => {
+  // A callback hook, not an async one: it runs on every answer, and a flag test needs no promise.
+  server.addHook('onSend', (_request, reply, payload, done) => {
     if (closing) reply.header('connection', 'close');
-    return payload;
+    done(null, payload);
   });
   const background = workInBackground(runtime.model);
   server.addHook('onClose', async () => background.stop());
