@@ -371,13 +371,16 @@ export function generate(shifts: number, institutions: number, seed = 42): Bench
 
 /**
  * `n` events for the largest institution, as another writer would append
- * them while the service is serving: new shifts, changes to them, and
- * reservations on them (each of which changes its shift again).
+ * them while the service is serving: new shifts of any of its
+ * opportunities, changes to them, and reservations on them by its
+ * volunteers (each of which changes its shift again).
  */
 export function liveEvents(data: BenchData, n: number, seed = 99): Array<{ id: string; type: string; data: unknown }> {
   const rand = mulberry32(seed);
   const institution_id = data.institutionIds[0]!;
-  const { opportunity, profile } = data.samples[0]!;
+  // Any of the institution's opportunities and (a sample of) its volunteers, as a real feed would spread them.
+  const { opportunities, ids } = data.pools[0]!;
+  const pick = <T>(xs: readonly T[]): T => xs[Math.floor(rand() * xs.length)]!;
   const lines: Array<{ id: string; type: string; data: unknown }> = [];
   const emit = (type: string, fields: object) =>
     lines.push({ type, id: seededUuid(rand, 'a'), data: { institution_id, occurred_at: new Date().toISOString(), ...fields } });
@@ -388,7 +391,7 @@ export function liveEvents(data: BenchData, n: number, seed = 99): Array<{ id: s
       shift = seededUuid(rand, 'a');
       emit('ShiftCreated', {
         shift_id: shift,
-        opportunity_id: opportunity,
+        opportunity_id: pick(opportunities).id,
         title: 'Live shift',
         description: null,
         shift_start_at: new Date(start).toISOString(),
@@ -398,7 +401,7 @@ export function liveEvents(data: BenchData, n: number, seed = 99): Array<{ id: s
     } else if (k % 3 === 1) {
       emit('ShiftUpdated', { shift_id: shift, spots: 1 + Math.floor(rand() * 20), shift_start_at: new Date(start).toISOString(), shift_end_at: new Date(start + 2 * HOUR).toISOString() });
     } else {
-      emit('ReservationCreated', { reservation_id: seededUuid(rand, 'a'), shift_id: shift, user_id: profile });
+      emit('ReservationCreated', { reservation_id: seededUuid(rand, 'a'), shift_id: shift, user_id: pick(ids.profile) });
     }
   }
   return lines;

@@ -23,13 +23,14 @@
  */
 import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseArgs, promisify } from 'node:util';
 import { mulberry32 } from '../scripts/random.js';
 import { type BenchData, generate, steadyEvents } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
+import { type Answer, client } from './client.js';
+import { procStatus } from './processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -111,28 +112,7 @@ server.once('exit', (code, signal) => {
   console.log(`FAIL  serve died during the soak (exit code ${code}, signal ${signal}): its stderr is above`);
   process.exit(1);
 });
-const agent = new Agent({ keepAlive: true, maxSockets: Number(values.connections) + Number(values.writers) + 4 });
-
-interface Answer {
-  status: number;
-  body: string;
-}
-function call(method: 'GET' | 'POST', path: string, key: string | undefined, body?: unknown): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : JSON.stringify(body);
-    const req = request(
-      { agent, host: '127.0.0.1', port, method, path, headers: { ...(key ? { 'api-key': key } : {}), ...(payload ? { 'content-type': 'application/json' } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString() }));
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
+const call = client(port, Number(values.connections) + Number(values.writers) + 4);
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 for (const until = Date.now() + 300_000; ; await sleep(200)) {
   const ready = await call('GET', '/readyz', undefined).catch(() => ({ status: 0, body: '' }));
@@ -284,7 +264,7 @@ interface Row {
 }
 const rows: Row[] = [];
 let pastEnd = 0;
-const statusOf = (field: string) => Number(new RegExp(`${field}:\\s+(\\d+)`).exec(readFileSync(`/proc/${server.pid}/status`, 'utf8'))?.[1] ?? NaN) * 1024;
+const statusOf = (field: string) => procStatus(server.pid!, field);
 const sampler = (async () => {
   await warmedUp;
   while (running()) {

@@ -8,6 +8,7 @@ import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import t from 'tap';
 import { type DomainEvent, streamOf } from '../src/events/catalog.js';
+import { BEHIND_AFTER_MS } from '../src/http/app.js';
 import { createServer } from '../src/http/server.js';
 import { openRuntime } from '../src/runtime.js';
 import { EsdbStandIn } from './esdb-standin/server.js';
@@ -49,13 +50,16 @@ t.test('on the embedded log: level when caught up; head and lag in events while 
   t.same(behind.position, level.position, 'nothing applied meanwhile');
   t.equal(BigInt(behind.head.commit) - BigInt(level.head.commit), 3n, 'the head moved by the three events');
   t.equal(behind.lag.positions, '3', 'lag: three events');
-  await new Promise((resolve) => setTimeout(resolve, 30));
+  t.equal(behind.status, 'ok', 'behind for less than a second: ok (an append is applied within ms)');
+  await new Promise((resolve) => setTimeout(resolve, BEHIND_AFTER_MS));
   const later = (await app.get('/healthz', null)).body;
-  t.ok(later.lag.ms >= 30, `the time behind grows (${later.lag.ms} ms)`);
+  t.ok(later.lag.ms >= BEHIND_AFTER_MS, `the time behind grows (${later.lag.ms} ms)`);
+  t.equal(later.status, 'catching_up', 'behind for a second or more: catching_up, not ok');
 
   await app.runtime.projector.catchUp();
   const caughtUp = (await app.get('/healthz', null)).body;
   t.same(caughtUp.lag, { positions: '0', ms: 0 }, 'level again once the events are applied');
+  t.equal(caughtUp.status, 'ok');
   t.same(caughtUp.position, behind.head);
 });
 

@@ -29,6 +29,9 @@ import type { SitesCommandHandler } from '../commands/handler.js';
 import type { WebhookCommands } from '../commands/webhooks.js';
 import { webhookRoutes } from './routes/webhooks.js';
 
+/** Behind the log's head for this long, /healthz says catching_up rather than ok (an append is applied within ms). */
+export const BEHIND_AFTER_MS = 1000;
+
 export interface AppServices {
   model: ReadModel;
   projector: Projector;
@@ -77,7 +80,8 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
     const ready = readiness?.ready() ?? true;
     const warming = ready ? null : readiness!.progress();
     return {
-      status: !ready ? 'catching_up' : reconnecting ? 'reconnecting' : caughtUp ? 'ok' : 'catching_up',
+      // Behind the log for more than a moment (a live import, a burst of writes) is catching up too, not ok.
+      status: !ready ? 'catching_up' : reconnecting ? 'reconnecting' : caughtUp && lag.ms < BEHIND_AFTER_MS ? 'ok' : 'catching_up',
       position: at(position),
       head: at(lag.head),
       lag: { positions: lag.positions.toString(), ms: lag.ms },

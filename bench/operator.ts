@@ -1,0 +1,375 @@
+/**
+ * npm run bench:operator [-- --shifts 1000000 --institutions 10 --live-events 1000000 --read-rate 200 --keep]
+ *
+ * The operator's path, as the README runs it, on the benchmark's skewed data
+ * (the largest institution half of the shifts, repeat volunteers with many
+ * reservations): every command in a process of its own over one DATA_DIR,
+ * timed, with its peak resident memory.
+ *
+ * 1. `vm-api import` of the whole data set into an empty DATA_DIR;
+ * 2. the first `vm-api serve` after it: when it listens, what /healthz and
+ *    /api/ say while it catches up, when /readyz says ready;
+ * 3. a restart from what that left (a snapshot);
+ * 4. `vm-api rebuild`, and a restart from the snapshot it wrote;
+ * 5. a live import of --live-events more events into the DATA_DIR of that
+ *    server while it serves the random search mix (--read-rate requests a
+ *    second, sent on a clock whatever the answers take, so a stall shows as
+ *    the latency of every request behind it) and a sites bulk-create every
+ *    250 ms, /healthz read every 500 ms;
+ * 6. a restart after it (a snapshot and the journal the live import left);
+ * 7. the day's yardstick: the benchmark server's constant route, the same
+ *    bytes as the mix's answers, CPU per request — time targets are for a
+ *    30 µs day and are scaled by yardstick ÷ 30 (issue 15).
+ *
+ * Peak memory is VmHWM read from /proc every 100 ms (a peak in a command's
+ * last 100 ms can be missed).
+ */
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, closeSync, openSync, writeSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { mulberry32 } from '../scripts/random.js';
+import { type Call, client } from './client.js';
+import { type BenchData, generate, liveEvents } from './generate.js';
+import { type Command, procStatus, vmApi } from './processes.js';
+import { randomQueries, withPage } from './random-mix.js';
+import { quantile } from './report.js';
+
+const { values } = parseArgs({
+  options: {
+    shifts: { type: 'string', default: '1000000' },
+    institutions: { type: 'string', default: '10' },
+    'live-events': { type: 'string', default: '1000000' },
+    /** Searches a second during the live import (an open loop: sent on a clock, answered or not). */
+    'read-rate': { type: 'string', default: '200' },
+    /** Distinct queries of the random mix the reads cycle through. */
+    queries: { type: 'string', default: '4000' },
+    seed: { type: 'string' },
+    keep: { type: 'boolean', default: false },
+  },
+});
+const SHIFTS = Number(values.shifts);
+const LIVE = Number(values['live-events']);
+const READ_RATE = Number(values['read-rate']);
+const SEED = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
+const here = new URL('.', import.meta.url).pathname;
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+const mb = (bytes: number) => `${fmt(bytes / 2 ** 20)} MB`;
+const seconds = (ms: number) => `${fmt(ms / 1000, 2)} s`;
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+const GB_1_5 = 1.5 * 2 ** 30;
+
+/** The figures and their targets, printed together at the end. Time targets are scaled once the yardstick is known. */
+interface Figure {
+  step: string;
+  what: string;
+  value: number;
+  shown: string;
+  /** A target at a 30 µs day: `max` (the value at most) or `min` (at least), scaled by the yardstick when `scaled`. */
+  target?: { max?: number; min?: number; unit: string; scaled: boolean };
+}
+const figures: Figure[] = [];
+function figure(step: string, what: string, value: number, shown: string, target?: Figure['target']): void {
+  figures.push({ step, what, value, shown, ...(target ? { target } : {}) });
+  console.log(`  ${step}: ${what}: ${shown}`);
+}
+const atMost = (max: number, unit: string, scaled = true) => ({ max, unit, scaled });
+const atLeast = (min: number, unit: string, scaled = true) => ({ min, unit, scaled });
+/** The peak (VmHWM, the target's measure) and, beside it, the sampled peaks of its anonymous and file-backed parts. */
+const memory = (step: string, command: Command, what = 'peak RSS (VmHWM)') => {
+  const { anon, file } = command.peaks();
+  figure(step, what, command.peak(), `${mb(command.peak())} (sampled peaks: anonymous ${mb(anon)}, mapped files ${mb(file)})`, atMost(GB_1_5, 'bytes', false));
+};
+
+const dir = mkdtempSync(join(tmpdir(), 'vm-operator-'));
+const env = { DATA_DIR: dir, PORT: '0', LOG_LEVEL: 'info', RATE_LIMIT_MAX: '0' };
+const running = new Set<Command>();
+process.on('exit', () => {
+  for (const c of running) c.child.kill('SIGKILL');
+  if (!values.keep) rmSync(dir, { recursive: true, force: true });
+});
+const started = (command: Command) => {
+  running.add(command);
+  void command.exited.then(() => running.delete(command));
+  return command;
+};
+async function mustExit(command: Command, what: string): Promise<void> {
+  const code = await command.exited;
+  if (code !== 0) throw new Error(`${what} exited with ${code}`);
+}
+
+console.log(`operator run: ${fmt(SHIFTS)} shifts, ${values.institutions} institutions, live import of ${fmt(LIVE)} events, seed ${SEED}; DATA_DIR ${dir}`);
+
+// The data, written as files an operator would import; this process lets go of them before any step is timed.
+const data: BenchData = generate(SHIFTS, Number(values.institutions));
+const dataFile = join(dir, 'data.ndjson');
+const liveFile = join(dir, 'live.ndjson');
+const writeLines = (file: string, lines: readonly string[]) => {
+  const fd = openSync(file, 'w');
+  for (let i = 0; i < lines.length; i += 100_000) writeSync(fd, lines.slice(i, i + 100_000).join('\n') + '\n');
+  closeSync(fd);
+};
+writeLines(dataFile, data.lines);
+const events = data.lines.length;
+data.lines = [];
+writeLines(liveFile, liveEvents(data, LIVE, SEED).map((e) => JSON.stringify(e)));
+globalThis.gc?.();
+console.log(`data: ${fmt(events)} events to import, then ${fmt(LIVE)} live`);
+
+/** An import: its time, rate, memory and how often it said how far it was. */
+async function importStep(step: string, file: string, expected: number, extraEnv: Record<string, string> = {}) {
+  const progress: number[] = [];
+  let out = '';
+  const command = started(vmApi(['import', file], { ...env, ...extraEnv }, { onStdout: (t) => (out += t), onStderr: () => progress.push(command.elapsedMs()) }));
+  await mustExit(command, 'import');
+  const ms = command.elapsedMs();
+  if (!out.includes(`${expected} events appended`)) throw new Error(`import: ${out}`);
+  const gaps = [progress[0] ?? ms, ...progress.slice(1).map((t, i) => t - progress[i]!), ms - (progress.at(-1) ?? 0)];
+  figure(step, 'wall time', ms, `${seconds(ms)} for ${fmt(expected)} events`);
+  figure(step, 'rate', (1000 * expected) / ms, `${fmt((1000 * expected) / ms)} events/s`, atLeast(100_000, 'events/s'));
+  figure(step, 'progress lines', progress.length, `${progress.length}, the longest wait for one ${seconds(Math.max(...gaps))}`);
+  memory(step, command);
+  return command;
+}
+
+interface Served {
+  command: Command;
+  port: number;
+  call: Call;
+  listenMs: number;
+}
+/** `vm-api serve`, its log to a file; resolves once it listens. */
+async function serve(step: string, log: string): Promise<Served> {
+  const logFile = join(dir, log);
+  const command = started(vmApi(['serve'], env, { stdoutFile: logFile }));
+  for (;;) {
+    const m = /"url":"http:\/\/[^"]+:(\d+)"/.exec(readFileSync(logFile, 'utf8'));
+    if (m) {
+      const listenMs = command.elapsedMs();
+      figure(step, 'listening after', listenMs, seconds(listenMs), atMost(1000, 'ms'));
+      const port = Number(m[1]);
+      return { command, port, call: client(port, 64), listenMs };
+    }
+    if (running.has(command) === false) throw new Error(`serve exited: see ${logFile}`);
+    await sleep(20);
+  }
+}
+
+/** Polls until /readyz says ready: the time from start, and what /healthz and /api/ said meanwhile. */
+async function untilReady(step: string, served: Served, key: string, readyTarget: number) {
+  let catchingUp = 0;
+  let withEta = 0;
+  let refused503 = 0;
+  let other = 0;
+  for (;;) {
+    const ready = await served.call('GET', '/readyz', undefined);
+    if (ready.status === 200) break;
+    const health = JSON.parse((await served.call('GET', '/healthz', undefined)).body) as { status: string; warm_up: { eta_seconds: number | null } | null };
+    if (health.status === 'catching_up') catchingUp++;
+    if (health.warm_up?.eta_seconds != null) withEta++;
+    const api = await served.call('GET', '/api/shifts/?limit=1', key);
+    if (api.status === 503 && api.headers['retry-after'] !== undefined && api.body.startsWith('{"detail":')) refused503++;
+    else if (api.status !== 200) other++;
+    await sleep(250);
+  }
+  const readyMs = served.command.elapsedMs();
+  figure(step, 'ready (/readyz 200) after', readyMs, seconds(readyMs), atMost(readyTarget, 'ms'));
+  if (catchingUp + refused503 + other > 0) {
+    figure(step, 'while not ready', other, `/healthz catching_up ${catchingUp} times (${withEta} with an ETA); /api/ 503 with Retry-After ${refused503} times, other answers ${other}`);
+  }
+  const rss = procStatus(served.command.child.pid!, 'VmRSS');
+  figure(step, 'RSS once ready', rss, mb(rss));
+  return readyMs;
+}
+
+async function stop(served: Served): Promise<void> {
+  served.command.child.kill('SIGTERM');
+  await mustExit(served.command, 'serve (SIGTERM)');
+}
+
+const key = data.keys[0]!;
+
+// 1. Import.
+console.log('1. vm-api import');
+await importStep('import', dataFile, events);
+
+// 2. The first serve after it (a log far ahead of an empty read model: the parallel replay, then a snapshot).
+console.log('2. first vm-api serve');
+{
+  const served = await serve('first serve', 'serve-1.log');
+  await untilReady('first serve', served, key, 45_000);
+  await stop(served);
+  memory('first serve', served.command);
+}
+
+// 3. A restart from the snapshot it wrote.
+console.log('3. restart');
+{
+  const served = await serve('restart', 'serve-2.log');
+  await untilReady('restart', served, key, 3000);
+  await stop(served);
+  memory('restart', served.command);
+}
+
+// 4. Rebuild, and a restart after it.
+console.log('4. vm-api rebuild');
+{
+  let out = '';
+  const command = started(vmApi(['rebuild'], env, { onStdout: (t) => (out += t) }));
+  await mustExit(command, 'rebuild');
+  const ms = command.elapsedMs();
+  const replayed = Number(/from (\d+) events/.exec(out)?.[1] ?? NaN);
+  figure('rebuild', 'wall time', ms, `${seconds(ms)} for ${fmt(replayed)} events`);
+  figure('rebuild', 'rate', (1000 * replayed) / ms, `${fmt((1000 * replayed) / ms)} events/s`, atLeast(150_000, 'events/s'));
+  memory('rebuild', command);
+}
+
+// 5. A live import under load, into the DATA_DIR of the server restarted after the rebuild.
+console.log('5. restart after the rebuild, then a live import under load');
+const mixBodies: number[] = [];
+{
+  const served = await serve('restart after rebuild', 'serve-3.log');
+  await untilReady('restart after rebuild', served, key, 3000);
+  const { call } = served;
+  const rand = mulberry32(SEED ^ 0x0be7);
+  const queries = randomQueries(data, Number(values.queries), SEED);
+  const paths: Array<{ path: string; key: string }> = [];
+  for (const q of queries) {
+    const first = await call('GET', q.path, q.key);
+    const { path } = withPage(q, (JSON.parse(first.body) as { count: number }).count, rand);
+    // Each page once before the clock starts: no read pays for a page shown for the first time.
+    mixBodies.push(Buffer.byteLength((await call('GET', path, q.key)).body));
+    paths.push({ path, key: q.key });
+  }
+
+  const reads: number[] = [];
+  const posts: number[] = [];
+  const health: Array<{ status: string; behind: number; ms: number }> = [];
+  let errors = 0;
+  let pastEnd = 0;
+  let importing = true;
+  const readers = (async () => {
+    const every = 1000 / READ_RATE;
+    const begun = performance.now();
+    const inFlight: Promise<void>[] = [];
+    for (let i = 0; importing; i++) {
+      const due = begun + i * every;
+      if (due > performance.now()) await sleep(due - performance.now());
+      const { path, key: k } = paths[i % paths.length]!;
+      // Timed from when it was due: a request this process could not send on time waited too.
+      inFlight.push(
+        call('GET', path, k).then(
+          (answer) => {
+            reads.push(performance.now() - due);
+            if (answer.status === 404 && /[?&]page=(?!1(&|$))/.test(path)) pastEnd++;
+            else if (answer.status !== 200) errors++;
+          },
+          () => void errors++,
+        ),
+      );
+      if (inFlight.length > 1000) await Promise.all(inFlight.splice(0, 500));
+    }
+    await Promise.all(inFlight);
+  })();
+  const writer = (async () => {
+    for (let n = 0; importing; n++) {
+      const t0 = performance.now();
+      const answer = await call('POST', '/api/sites/bulk-create/', key, { sites: [{ title: `Operator ${SEED}.${n}` }] }).catch(() => undefined);
+      posts.push(performance.now() - t0);
+      if (answer?.status !== 201) errors++;
+      await sleep(250);
+    }
+  })();
+  const watcher = (async () => {
+    while (importing) {
+      const h = JSON.parse((await call('GET', '/healthz', undefined)).body) as { status: string; lag: { positions: string; ms: number } };
+      health.push({ status: h.status, behind: Number(h.lag.positions), ms: h.lag.ms });
+      await sleep(500);
+    }
+  })();
+
+  await importStep('live import', liveFile, LIVE);
+  const caughtUpFrom = performance.now();
+  for (;;) {
+    const h = JSON.parse((await call('GET', '/healthz', undefined)).body) as { lag: { positions: string } };
+    if (h.lag.positions === '0') break;
+    await sleep(100);
+  }
+  const caughtUpMs = performance.now() - caughtUpFrom;
+  importing = false;
+  await Promise.all([readers, writer, watcher]);
+
+  const sortedReads = reads.sort((a, b) => a - b);
+  const sortedPosts = posts.sort((a, b) => a - b);
+  figure('live import', 'server caught up after the import ended', caughtUpMs, seconds(caughtUpMs));
+  figure('live import', `reads (${fmt(READ_RATE)}/s, ${fmt(reads.length)})`, quantile(sortedReads, 0.5), `p50 ${fmt(quantile(sortedReads, 0.5), 1)} ms`);
+  figure('live import', 'reads p99', quantile(sortedReads, 0.99), `${fmt(quantile(sortedReads, 0.99), 1)} ms (max ${fmt(sortedReads.at(-1) ?? NaN, 1)} ms)`, atMost(10, 'ms'));
+  figure('live import', `sites bulk-creates (${posts.length})`, sortedPosts.at(-1) ?? NaN, `p50 ${fmt(quantile(sortedPosts, 0.5), 1)} ms, max ${fmt(sortedPosts.at(-1) ?? NaN, 1)} ms`, atMost(1000, 'ms'));
+  figure('live import', 'errors', errors, `${errors} (and ${pastEnd} pages past the end of matches the import shrank, right)`, atMost(0, 'errors', false));
+  const behind = health.filter((h) => h.behind > 1000);
+  const untrue = behind.filter((h) => h.status !== 'catching_up');
+  figure(
+    'live import',
+    '/healthz while behind',
+    untrue.length,
+    `${behind.length} of ${health.length} readings over 1,000 events behind (most ${fmt(Math.max(0, ...health.map((h) => h.behind)))} events, lag.ms up to ${fmt(Math.max(0, ...health.map((h) => h.ms)))}); ${untrue.length} of them not catching_up`,
+    atMost(0, 'readings', false),
+  );
+  memory('live import', served.command, 'server peak RSS (VmHWM, since its start)');
+  await stop(served);
+}
+
+// 6. A restart from the snapshot and the journal the live import left.
+console.log('6. restart after the live import');
+{
+  const served = await serve('restart after live import', 'serve-4.log');
+  await untilReady('restart after live import', served, key, 3000);
+  await stop(served);
+  memory('restart after live import', served.command);
+}
+
+// 7. The day's yardstick: the benchmark server's constant route with the mix's answer sizes, CPU per request.
+console.log('7. yardstick');
+const yardstick = await (async () => {
+  const child = spawn(process.execPath, ['--expose-gc', join(here, 'server.js'), dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const { port } = await new Promise<{ port: number }>((resolve, reject) => {
+    createInterface({ input: child.stdout! }).once('line', (line) => resolve(JSON.parse(line) as { port: number }));
+    child.once('exit', (code) => reject(new Error(`bench server exited with ${code}`)));
+  });
+  const job = join(dir, 'yardstick-job.json');
+  const base = `http://127.0.0.1:${port}`;
+  writeFileSync(job, JSON.stringify({ url: base, paths: mixBodies.map((b) => `/bench/constant?bytes=${b}`), headers: [], connections: 16, seconds: 4 }));
+  const cpu = async () => ((await (await fetch(`${base}/bench/cpu`)).json()) as { micros: number }).micros;
+  const perRequest: number[] = [];
+  for (let round = 0; round < 4; round++) {
+    const before = await cpu();
+    const load = spawn(process.execPath, [join(here, 'load.js'), job], { stdio: ['ignore', 'pipe', 'inherit'] });
+    let out = '';
+    load.stdout.on('data', (c) => (out += c));
+    await new Promise((resolve) => load.once('exit', resolve));
+    // The first round warms the server up.
+    if (round > 0) perRequest.push(((await cpu()) - before) / (JSON.parse(out) as { requests: number }).requests);
+  }
+  child.kill('SIGTERM');
+  return perRequest.sort((a, b) => a - b)[1]!;
+})();
+console.log(`  yardstick: ${fmt(yardstick, 1)} µs of server CPU per constant-route request (targets below scaled by ${fmt(yardstick / 30, 2)})`);
+
+// The verdicts.
+console.log(`\noperator run, seed ${SEED}, yardstick ${fmt(yardstick, 1)} µs:`);
+let failed = 0;
+for (const f of figures) {
+  if (!f.target) continue;
+  const scale = f.target.scaled ? yardstick / 30 : 1;
+  const ok = f.target.max !== undefined ? f.value <= f.target.max * scale : f.value >= f.target.min! / scale;
+  if (!ok) failed++;
+  const limit = f.target.max !== undefined ? f.target.max * scale : f.target.min! / scale;
+  const shown = f.target.unit === 'bytes' ? mb(limit) : `${fmt(limit)} ${f.target.unit}`;
+  const bound = `${f.target.max !== undefined ? '≤' : '≥'} ${shown}${f.target.scaled ? ' at this yardstick' : ''}`;
+  console.log(`  ${ok ? 'PASS' : 'FAIL'}  ${f.step}: ${f.what}: ${f.shown}   [target ${bound}]`);
+}
+console.log(`${figures.filter((f) => f.target).length - failed} targets met, ${failed} not`);
+process.exit(failed === 0 ? 0 : 1);
