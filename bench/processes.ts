@@ -52,11 +52,11 @@ export interface Command {
 export function vmApi(
   args: string[],
   env: Record<string, string>,
-  options: { stdoutFile?: string; onStdout?: (text: string) => void; onStderr?: (line: string) => void } = {},
+  options: { stdoutFile?: string; onStdout?: (text: string) => void; onStderr?: (line: string) => void; nodeArgs?: string[] } = {},
 ): Command {
   const started = performance.now();
   const out = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'w');
-  const child = spawn(process.execPath, [CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', out, 'pipe'] });
+  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', out, 'pipe'] });
   if (typeof out === 'number') closeSync(out);
   child.stdout?.on('data', (chunk: Buffer) => options.onStdout?.(chunk.toString()));
   let partial = '';

@@ -4,11 +4,14 @@
  * missing or a directory, an unknown key or institution), never a stack
  * trace, and nothing made on disk for a command that failed; keys and
  * institutions listed; a key revoked once, and a pasted secret never echoed.
+ * An import runs at a lower CPU priority than the server it shares a machine with.
  * And the HTTP niceties of the same issue: 405 with Allow, a replayed answer
  * marked Idempotent-Replayed, an Idempotency-Key error naming the header.
  */
-import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -138,4 +141,34 @@ t.test('HTTP: 405 says Allow; a replayed answer says Idempotent-Replayed; an Ide
   });
   t.equal(long.statusCode, 400);
   t.match(long.json(), { detail: /^Idempotency-Key header: / });
+});
+
+t.test('an import runs at a lower CPU priority than a server (niceness 10): batch work yields to requests', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const ours = os.getPriority();
+  const file = join(temp.dir, 'many.ndjson');
+  const lines = [readFileSync(join(ROOT, 'fixtures', 'demo.ndjson'), 'utf8').trimEnd()];
+  for (let i = 0; i < 20_000; i++) {
+    lines.push(JSON.stringify({ type: 'CategoryCreated', data: { institution_id: RIVERSIDE, occurred_at: '2026-10-01T10:00:00Z', category_id: randomUUID(), title: `C${i}`, description: '' } }));
+  }
+  writeFileSync(file, lines.join('\n') + '\n');
+  const child = spawn(process.execPath, [CLI, 'import', file], { env: { ...process.env, DATA_DIR: temp.dir }, stdio: 'ignore' });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
+  let done = false;
+  void exited.then(() => (done = true));
+  // The niceness is field 19 of /proc/<pid>/stat (after the command name in parentheses).
+  let highest = -20;
+  while (!done) {
+    try {
+      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
+      highest = Math.max(highest, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+    } catch {
+      // gone between the check and the read
+    }
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  t.equal(await exited, 0, 'the import succeeded');
+  t.ok(highest >= 10, `it ran at niceness ${highest}`);
+  t.equal(os.getPriority(), ours, 'this process (a server, say) keeps its own');
 });

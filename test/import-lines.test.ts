@@ -1,12 +1,15 @@
 /**
  * Import files are read line by line in chunks (a file of any size): lines
  * and multi-byte characters split across chunks come out whole. Checked
- * events wait in a spool (a file for the CLI) until every line passed.
+ * events wait in a spool (a file for the CLI) until every line passed, then
+ * go to the log in transactions short enough for a server sharing it.
  */
 import { spawnSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
+import type { EventStore } from '../src/eventstore/port.js';
 import { ImportError, importEvents } from '../src/importer/import.js';
 import { fileLines } from '../src/importer/lines.js';
 import { fileSpool } from '../src/importer/spool.js';
@@ -66,4 +69,30 @@ t.test('an import with many bad lines names the first ones and counts them all',
   t.equal(problems.length, 1000, 'the first thousand kept');
   t.match(message, /^bad\.ndjson: 1500 invalid line\(s\); nothing was imported\n {2}bad\.ndjson:1: type: unknown event type "NoSuchEvent"/);
   t.match(message, /… and 1480 more$/);
+});
+
+t.test("an import's transactions stay short: a chunk that took long is followed by smaller ones, down to what fits", async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const riverside = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
+  const text = Array.from({ length: 9000 }, (_, i) =>
+    JSON.stringify({ type: 'CategoryCreated', id: randomUUID(), data: { institution_id: riverside, occurred_at: '2026-10-01T10:00:00Z', category_id: randomUUID(), title: `C${i}`, description: '' } }),
+  ).join('\n');
+  // A log whose transactions cost 0.125 ms an event (a 4,000-event chunk: 500 ms, twice the 250 ms a chunk may take).
+  const chunks: Array<{ events: number; ms: number }> = [];
+  const store = Object.assign(Object.create(app.runtime.store) as EventStore, {
+    appendMany: async (appends: Parameters<EventStore['appendMany']>[0]) => {
+      const started = performance.now();
+      while (performance.now() - started < appends.length * 0.125);
+      const position = await app.runtime.store.appendMany(appends);
+      chunks.push({ events: appends.length, ms: performance.now() - started });
+      return position;
+    },
+  });
+  t.same(await importEvents(store, 'slow.ndjson', text, { chunk: 4000 }), { appended: 9000, skipped: 0 });
+  t.equal(chunks[0]!.events, 4000, 'the first chunk as large as allowed');
+  const later = chunks.slice(1);
+  t.ok(later.length >= 2, `the rest in smaller chunks (${later.map((c) => c.events).join(', ')})`);
+  t.ok(later.every((c) => c.events <= 2400 && c.events >= 500), 'each about what fits in 250 ms (2,000 events), never under 500');
+  t.equal(chunks.reduce((sum, c) => sum + c.events, 0), 9000, 'every event in one chunk or another');
 });

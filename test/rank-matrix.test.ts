@@ -2,11 +2,14 @@
  * The wavelet matrix against a sort: random sequences (many repeats, or
  * every value once as positions are), random blocks of positions, every k:
  * the k-th smallest value in the blocks is the k-th of their values sorted,
- * and the count of values below any value is that of the sort.
+ * and the count of values below any value is that of the sort. And when a
+ * table makes its matrices (OrderRanks).
  */
 import fc from 'fast-check';
 import t from 'tap';
+import { OrderRanks } from '../src/readmodel/order-ranks.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
+import { SortedIndex } from '../src/readmodel/sorted-index.js';
 
 t.test('the k-th smallest value of any blocks is that of a sort of their values', async (t) => {
   let compared = 0;
@@ -41,4 +44,44 @@ t.test('the k-th smallest value of any blocks is that of a sort of their values'
     { numRuns: 500 },
   );
   t.ok(compared > 5000, `${compared} k-th values compared`);
+});
+
+t.test("a table's matrices: made once it is quiet, and after each thrown away unused it must be quiet twice as long", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  OrderRanks.quietMs = 200;
+  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  const n = 64;
+  const values = { a: Float64Array.from({ length: n }, (_, i) => i), b: Float64Array.from({ length: n }, (_, i) => (i * 37) % n) };
+  const source = { column: (name: string) => values[name as 'a' | 'b'], idOf: (row: number) => String(row).padStart(3, '0') };
+  const from = new SortedIndex({ name: 'a', keys: ['a'] }, source);
+  const order = new SortedIndex({ name: 'b', keys: ['b'] }, source);
+  const rows = Uint32Array.from({ length: n }, (_, i) => i);
+  const reorder = () => {
+    from.restore(rows);
+    order.restore(Uint32Array.from(rows).sort((x, y) => values.b[x]! - values.b[y]!));
+  };
+  const ranks = new OrderRanks();
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+  /** Whether the matrix is made by work done `afterMs` after a change. */
+  const madeAfter = async (afterMs: number) => {
+    reorder();
+    ranks.changed();
+    t.equal(ranks.get(from, order), undefined, 'stale after the change: wanted again');
+    await sleep(afterMs);
+    ranks.work(Infinity);
+    return ranks.get(from, order) !== undefined;
+  };
+  t.equal(ranks.get(from, order), undefined, 'wanted by a search');
+  t.ok(await madeAfter(300), 'made once the table was quiet for 200 ms');
+  // Stale before it served: the next must wait 400 ms, then 800 ms.
+  t.notOk(await madeAfter(300), 'thrown away unused: 300 ms of quiet is no longer enough');
+  await sleep(200);
+  ranks.work(Infinity);
+  t.ok(ranks.get(from, order), 'made after 400 ms');
+  t.notOk(await madeAfter(600), 'thrown away unused again: 600 ms is not enough either');
+  await sleep(300);
+  ranks.work(Infinity);
+  t.ok(ranks.get(from, order), 'made after 800 ms');
+  for (let i = 0; i < 16; i++) ranks.get(from, order);
+  t.ok(await madeAfter(300), 'one that served searches puts the quiet back to 200 ms');
 });

@@ -65,7 +65,7 @@ export class UnreadableLogError extends Error {
     this.name = 'UnreadableLogError';
   }
 }
-const READ_BATCH = 5000;
+const READ_BATCH = 1000;
 
 export interface EmbeddedOptions {
   /** How often to look for appends by other processes, in ms. */

@@ -85,7 +85,8 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
     if (closing) reply.header('connection', 'close');
     done(null, payload);
   });
-  const background = workInBackground(runtime.model);
+  // Not while the read model loads (it would slow the load, and be made again as more records come).
+  const background = workInBackground(runtime.model, readiness && (() => readiness.ready()));
   server.addHook('onClose', async () => background.stop());
   // Webhook deliveries run beside the server: from when it is ready until it closes (before the log does).
   const deliverer = new Deliverer({ ...runtime, settings, secrets, log: logger, ready: readiness && (() => readiness.ready()) });

@@ -150,13 +150,26 @@ export interface ImportOptions {
   onProgress?: OnImportProgress;
   /** Where the checked events wait for the append (in memory unless given: a file spool for big files). */
   spool?: Spool<SpooledEvent>;
-  /** Events appended per transaction. */
+  /** Events appended per transaction, at most (fewer when a transaction takes longer than CHUNK_MS). */
   chunk?: number;
 }
 
 /** Problems kept to report (the rest are counted). */
 const MAX_PROBLEMS = 1000;
 const CHUNK = 20_000;
+/**
+ * How long one chunk's transaction should hold the log's write lock: a server
+ * sharing the log waits that long for its own appends (a sites POST), so the
+ * chunk shrinks when its transactions take longer (a big log's random-key
+ * indexes make them slower as it grows) and grows back to CHUNK otherwise.
+ */
+const CHUNK_MS = 250;
+const MIN_CHUNK = 500;
+/**
+ * A pause after each chunk: LMDB's write lock is not fair, and a process
+ * taking it again at once would keep a waiting server out for the whole import.
+ */
+const PAUSE_MS = 5;
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
 export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
@@ -190,19 +203,24 @@ async function importChecked(store: EventStore, file: string, lines: Iterable<Pa
     const { fresh, skipped } = checkInto(spool, file, lines, known, directory);
     let appended = 0;
     let appends: StreamAppend[] = [];
+    let size = chunk;
     const flush = async () => {
+      const started = performance.now();
       try {
         await store.appendMany(appends);
       } catch (error) {
         throw new ImportAppendError(file, appended, fresh, error);
       }
+      const took = performance.now() - started;
+      size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, Math.round((appends.length * CHUNK_MS) / Math.max(took, 1))));
       appended += appends.length;
       appends = [];
       onProgress?.({ phase: 'appending', done: appended, total: fresh });
+      await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
     };
     for (const { stream, id: eventId, type, data } of spool.items()) {
       appends.push({ stream, events: [{ id: eventId, type, data }] });
-      if (appends.length === chunk) await flush();
+      if (appends.length >= size) await flush();
     }
     if (appends.length > 0) await flush();
     return { appended, skipped };

@@ -1,17 +1,23 @@
 /**
- * The read model's background work while serving: the rank matrices
- * searches wanted, made a slice of a few milliseconds at a time between
- * requests, and looked for again every `idleMs` when there is nothing to do.
- * The timers never keep the process alive.
+ * The read model's background work while serving, a slice of a few
+ * milliseconds at a time between requests: the shift → reservations map a
+ * moved shift needs (once, after a load), then the rank matrices searches
+ * wanted, looked for again every `idleMs` when there is nothing to do (or
+ * the model is not `ready`). The timers never keep the process alive.
  */
 import type { ReadModel } from './model.js';
 
-export function workInBackground(model: ReadModel, sliceMs = 4, idleMs = 100): { stop(): void } {
+export function workInBackground(model: ReadModel, ready: () => boolean = () => true, sliceMs = 4, idleMs = 100): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
   const tick = () => {
     if (stopped) return;
-    if (model.buildRanks(performance.now() + sliceMs)) timer = setImmediate(tick).unref();
+    if (!ready()) {
+      timer = setTimeout(tick, idleMs).unref();
+      return;
+    }
+    const deadline = performance.now() + sliceMs;
+    if (model.noteReservations(deadline) || model.buildRanks(deadline)) timer = setImmediate(tick).unref();
     else timer = setTimeout(tick, idleMs).unref();
   };
   timer = setTimeout(tick, idleMs).unref();

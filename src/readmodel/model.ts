@@ -47,8 +47,10 @@ export class ReadModel implements JsonView {
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
   private readonly interner = new Interner();
-  /** Shift id → its reservations' ids: made when first asked for, then kept (see reservationsOf). */
-  private reservationsByShift: Map<string, Set<string>> | undefined;
+  /** Shift id → its reservations' ids: made in the background or when first asked for, then kept (see reservationsOf). */
+  private reservationsByShift: Map<string, string[]> | undefined;
+  /** While the map is being made: the reservations not yet read into it (Map iteration sees what is added meanwhile). */
+  private reservationsToNote: Iterator<Records['reservation']> | undefined;
   /** Set while a replay keeps records only (deferTables). */
   private tablesDeferred = false;
 
@@ -107,27 +109,47 @@ export class ReadModel implements JsonView {
   }
 
   /**
-   * The ids of a shift's reservations. Made from every reservation when
-   * first asked for (a shift's start moving, which few logs hold), then kept
-   * up to date by every change.
+   * The ids of a shift's reservations (what a shift's start moving changes).
+   * Made from every reservation — a slice at a time in the background once
+   * the server serves (`noteReservations`), or at once when asked for
+   * before that is done: at a million shifts it takes about a second, which
+   * the first moved start of a live import used to stall every request for —
+   * then kept up to date by every change.
    */
   reservationsOf(shiftId: string): Iterable<string> {
+    if (this.reservationsByShift === undefined || this.reservationsToNote !== undefined) this.noteReservations(Infinity);
+    return this.reservationsByShift!.get(shiftId) ?? [];
+  }
+
+  /** Make the shift → reservations map until `deadline` (performance.now(), ms); whether there is more to do. */
+  noteReservations(deadline: number): boolean {
     if (this.reservationsByShift === undefined) {
       this.reservationsByShift = new Map();
-      for (const reservation of this.maps.reservation.values()) this.noteReservation(reservation.shift_id, reservation.id, true);
+      this.reservationsToNote = this.maps.reservation.values();
     }
-    return this.reservationsByShift.get(shiftId) ?? [];
+    const toNote = this.reservationsToNote;
+    if (toNote === undefined) return false;
+    for (let n = 1; ; n++) {
+      if ((n & 1023) === 0 && performance.now() >= deadline) return true;
+      const next = toNote.next();
+      if (next.done) break;
+      this.noteReservation(next.value.shift_id, next.value.id, true);
+    }
+    this.reservationsToNote = undefined;
+    return false;
   }
 
   private noteReservation(shiftId: string, id: string, held: boolean): void {
     const byShift = this.reservationsByShift!;
-    let ids = byShift.get(shiftId);
+    const ids = byShift.get(shiftId);
+    // A shift's few ids in an array (a Set each cost several times the memory); an id noted twice is kept once.
     if (held) {
-      if (!ids) byShift.set(shiftId, (ids = new Set()));
-      ids.add(id);
+      if (!ids) byShift.set(shiftId, [id]);
+      else if (!ids.includes(id)) ids.push(id);
     } else if (ids) {
-      ids.delete(id);
-      if (ids.size === 0) byShift.delete(shiftId);
+      const at = ids.indexOf(id);
+      if (at >= 0) ids.splice(at, 1);
+      if (ids.length === 0) byShift.delete(shiftId);
     }
   }
 
@@ -230,7 +252,10 @@ export class ReadModel implements JsonView {
   private loadChunk(kind: Kind, records: readonly AnyRecord[]): void {
     const map = this.maps[kind] as Map<string, AnyRecord>;
     for (const record of records) map.set(record.id, record);
-    if (kind === 'reservation') this.reservationsByShift = undefined; // made again when next asked for
+    // The shift → reservations map, if it is made (one being made will read these too: they are added to the map it reads).
+    if (kind === 'reservation' && this.reservationsByShift !== undefined && this.reservationsToNote === undefined) {
+      for (const record of records as readonly Records['reservation'][]) this.noteReservation(record.shift_id, record.id, true);
+    }
     this.revisions[kind] += records.length;
     let institution: string | undefined;
     let counts: Record<Kind, number> | undefined;

@@ -9,6 +9,12 @@
  * `quietMs`: under a stream of changes each would be stale before it was
  * used. A matrix is valid for the versions of the two indexes it was made
  * from; a search finding it stale searches without it and wants it again.
+ *
+ * Each matrix thrown away unused (changed while made, or stale before it
+ * served USEFUL searches) doubles the quiet the table must keep before the
+ * next is made, up to MAX_QUIET_MS: a live import changes a table every
+ * second or so, and remaking its matrices between its batches took a fifth
+ * of the server's time, for nothing. A matrix that serves resets it.
  */
 import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
@@ -17,7 +23,14 @@ interface Made {
   readonly matrix: RankMatrix;
   readonly fromVersion: number;
   readonly orderVersion: number;
+  /** Searches it served. */
+  uses: number;
 }
+
+/** Searches a matrix must serve to count as worth its making. */
+const USEFUL = 16;
+/** The longest quiet a table is asked to keep before a matrix is made. */
+const MAX_QUIET_MS = 60_000;
 
 interface Building {
   readonly key: string;
@@ -38,6 +51,8 @@ export class OrderRanks {
   private readonly wanted = new Map<string, readonly [SortedIndex, SortedIndex]>();
   private building: Building | undefined;
   private lastChange = -Infinity;
+  /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
+  private wastedInARow = 0;
 
   /** The table's indexes changed. */
   changed(): void {
@@ -48,8 +63,14 @@ export class OrderRanks {
   get(from: SortedIndex, order: SortedIndex): RankMatrix | undefined {
     const key = keyOf(from, order);
     const made = this.made.get(key);
-    if (made && made.fromVersion === from.version && made.orderVersion === order.version) return made.matrix;
-    if (made) this.made.delete(key);
+    if (made && made.fromVersion === from.version && made.orderVersion === order.version) {
+      if (++made.uses === USEFUL) this.wastedInARow = 0;
+      return made.matrix;
+    }
+    if (made) {
+      this.made.delete(key);
+      if (made.uses < USEFUL) this.wasted();
+    }
     this.wanted.set(key, [from, order]);
     return undefined;
   }
@@ -68,23 +89,29 @@ export class OrderRanks {
    */
   work(deadline: number): boolean {
     if (this.wanted.size === 0 && this.building === undefined) return false;
-    if (performance.now() - this.lastChange < OrderRanks.quietMs) return false;
+    if (performance.now() - this.lastChange < Math.min(MAX_QUIET_MS, OrderRanks.quietMs * 2 ** this.wastedInARow)) return false;
     while (performance.now() < deadline) {
       const building = this.building ?? this.start();
       if (building === undefined) return false;
       if (building.from.version !== building.fromVersion || building.order.version !== building.orderVersion) {
-        // Changed meanwhile: start again once quiet.
+        // Changed meanwhile: start again once quiet (for longer).
         this.building = undefined;
+        this.wasted();
         this.wanted.set(building.key, [building.from, building.order]);
         return false;
       }
       if (building.builder.step()) {
         const { key, fromVersion, orderVersion } = building;
-        this.made.set(key, { matrix: building.builder.result(), fromVersion, orderVersion });
+        this.made.set(key, { matrix: building.builder.result(), fromVersion, orderVersion, uses: 0 });
         this.building = undefined;
       }
     }
     return this.wanted.size > 0 || this.building !== undefined;
+  }
+
+  /** A matrix made (in part) for nothing: ask for a longer quiet before the next. */
+  private wasted(): void {
+    this.wastedInARow = Math.min(this.wastedInARow + 1, 16);
   }
 
   private start(): Building | undefined {
