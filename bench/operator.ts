@@ -354,6 +354,14 @@ const mixBodies: number[] = [];
     atMost(0, 'readings', false),
   );
   memory('live import', served.command, 'server peak RSS (VmHWM, since its start)');
+  // A server goes on serving after an import: the journal it grew is folded into a snapshot once the log is quiet
+  // (so that the restart below loads a snapshot). Up to two minutes for it, then the restart either way.
+  const logFile = join(dir, 'serve-3.log');
+  const foldFrom = performance.now();
+  const logged = readFileSync(logFile, 'utf8').length;
+  while (!readFileSync(logFile, 'utf8').slice(logged).includes('journal folded into a new snapshot') && performance.now() - foldFrom < 120_000) await sleep(250);
+  const foldMs = performance.now() - foldFrom;
+  figure('live import', 'journal folded into a snapshot', foldMs, foldMs >= 120_000 ? 'not within 2 minutes' : `${seconds(foldMs)} after the server caught up`);
   await stop(served);
 }
 

@@ -20,7 +20,7 @@ export const configSchema = z.object({
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** A read model more events than this behind the embedded log is replayed on threads at start-up, not folded one by one. */
   CATCH_UP_PARALLEL_FROM: z.coerce.number().int().min(0).default(100_000),
-  /** A journal of at least this many changes (and a tenth of the snapshot) is folded into a new snapshot at start-up. */
+  /** A journal of at least this many changes (and a fiftieth of the snapshot) is folded into a new snapshot (see Projector). */
   JOURNAL_FOLD_FROM: z.coerce.number().int().min(1).default(10_000),
   /** Megabytes of records' JSON kept for the next answers that show them, all tables together (the oldest go first). */
   FRAGMENT_CACHE_MB: z.coerce.number().int().min(0).default(256),

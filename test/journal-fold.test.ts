@@ -3,7 +3,8 @@
  * read model has caught up (issue 15 point 3): the model serves meanwhile,
  * events appended during the fold are applied after it, the snapshot holds
  * every record with an empty journal, and the answers are the same before,
- * during and after, and after a restart from the new snapshot.
+ * during and after, and after a restart from the new snapshot. A journal
+ * grown long while serving is folded too, once the log has gone quiet.
  */
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
@@ -11,6 +12,7 @@ import t from 'tap';
 import { type DomainEvent, streamOf } from '../src/events/catalog.js';
 import { createServer } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
+import { Projector } from '../src/readmodel/projector.js';
 import { openRuntime } from '../src/runtime.js';
 import { DEMO_KEY, readFixture, TEST_NOW, tempDir, until } from './helpers.js';
 
@@ -75,4 +77,45 @@ t.test('a long journal is folded once caught up, in the background, and the answ
   await third.runtime.projector.start();
   t.equal(third.runtime.projector.status().eventsApplied, 0, 'a restart loads the snapshot and journal, no replay');
   t.same(await third.answers(), after, 'and answers the same');
+});
+
+t.test('a journal grown long while serving is folded once the log has gone quiet, not while events keep coming', async (t) => {
+  const quiet = Projector.foldQuietMs;
+  Projector.foldQuietMs = 300;
+  t.teardown(() => void (Projector.foldQuietMs = quiet));
+  const tmp = tempDir();
+  t.teardown(() => tmp.remove());
+  // A snapshot of the demo to start from (a rebuild's).
+  const first = await serve(tmp.dir, 1_000_000);
+  await importEvents(first.runtime.store, 'demo.ndjson', readFixture('demo.ndjson'));
+  await first.runtime.projector.catchUp();
+  await first.close();
+
+  const lines: string[] = [];
+  const served = await serve(tmp.dir, 50, lines);
+  t.teardown(() => served.close());
+  const { projector, store, disk } = served.runtime;
+  await projector.start();
+  const snapshot = disk.sizes().snapshot;
+  t.ok(snapshot > 300 && disk.sizes().journal === 0, `a snapshot of ${snapshot} records, no journal`);
+  const folded = () => lines.filter((l) => l.includes('journal folded into a new snapshot')).length;
+  // A live import's worth: an event every 100 ms for 1.5 s, each a new site (a journal past 50 changes and a fiftieth of the snapshot).
+  const site = (i: number): DomainEvent => ({
+    type: 'SiteCreated',
+    data: { institution_id: 'bf802b36-047d-4718-ad5b-ae9ed495b23f', occurred_at: '2026-11-20T10:00:00Z', site_id: randomUUID(), title: `Live ${i}` },
+  });
+  const count = Math.max(75, Math.ceil(snapshot / 50) + 15);
+  for (let i = 0; i < 15; i++) {
+    const events = Array.from({ length: Math.ceil(count / 15) }, (_, k) => site(i * 100 + k));
+    const position = await store.appendMany(events.map((e) => ({ stream: streamOf(e), events: [{ id: randomUUID(), type: e.type, data: e.data }] })));
+    await projector.waitFor(position!);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  t.equal(folded(), 0, 'not folded while events kept coming (every 100 ms, the quiet asked for is 300 ms)');
+  t.ok(disk.sizes().journal >= count, `the journal holds them: ${disk.sizes().journal}`);
+  const before = await served.answers();
+  await until(() => (folded() === 1 ? true : undefined));
+  t.equal(disk.sizes().journal, 0, 'folded once quiet: the journal is empty');
+  t.ok(disk.sizes().snapshot >= snapshot + count, `the snapshot holds the new records too (${disk.sizes().snapshot})`);
+  t.same(await served.answers(), before, 'the same answers');
 });

@@ -28,6 +28,13 @@ import type { EncodedSnapshot, ReadModelStore } from './persistence.js';
 import { encodeSnapshot } from './persistence.js';
 import { replayLog } from './replay.js';
 
+/**
+ * A journal of more than a JOURNAL_FOLD_SHARE-th of the snapshot's records is folded: at a start-up a journal's change
+ * costs about six times a snapshot's record (667,000 changes over 1.42M records: ready after 14 s instead of 4.4 s),
+ * so a fiftieth adds about a tenth to the start-up.
+ */
+const JOURNAL_FOLD_SHARE = 50;
+
 /** A journal of fewer changes than this is never folded into a snapshot at start-up (JOURNAL_FOLD_FROM). */
 const JOURNAL_FOLD_FROM = 10_000;
 
@@ -60,6 +67,9 @@ export interface ProjectorLag {
 const HEAD_REFRESH_MS = 1000;
 
 export class Projector {
+  /** How long the log must go without an event before a journal grown long while serving is folded (tests lower it). */
+  static foldQuietMs = 5000;
+
   private readonly folder: EventFolder;
   /** Each institution's change feed, as the model shows it. */
   readonly changes: ChangeFeed;
@@ -82,6 +92,15 @@ export class Projector {
   private persistFailure: unknown;
   /** Whether the journal loaded was long enough to fold into a new snapshot (done once caught up). */
   private foldWanted = false;
+  /**
+   * Records in the snapshot, and changes in the journal since — at most: a change to a record the journal already
+   * holds adds none (counted for real when this says the journal is long).
+   */
+  private stored = { snapshot: 0, journal: 0 };
+  /** When the last batch was applied (performance.now()). */
+  private lastBatchAt = -Infinity;
+  /** The fold of a journal grown long while serving, waiting for the log to go quiet. */
+  private foldTimer: NodeJS.Timeout | undefined;
   /** Set while the journal is being folded: new batches wait for it. */
   private folding: Promise<void> | undefined;
 
@@ -149,7 +168,7 @@ export class Projector {
 
   /**
    * Load the persisted records (or drop an outdated read model). A journal
-   * grown past a tenth of the snapshot (and journalFoldFrom changes) is to
+   * grown past a fiftieth of the snapshot (and journalFoldFrom changes) is to
    * be folded into a new snapshot, so start-ups stay quick: once caught up
    * (see foldJournal).
    */
@@ -162,7 +181,8 @@ export class Projector {
     await this.model.loadPersistedInSlices(this.disk.persisted(), onProgress);
     this.position = this.disk.checkpoint();
     const sizes = this.disk.sizes();
-    this.foldWanted = sizes.journal >= this.journalFoldFrom && sizes.journal * 10 >= sizes.snapshot;
+    this.stored = sizes;
+    this.foldWanted = this.longJournal(sizes);
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
   }
@@ -174,6 +194,25 @@ export class Projector {
    * checkpoint in one transaction. A failure loses only a quicker next
    * start-up: snapshot and journal stay as they were.
    */
+  private longJournal({ snapshot, journal }: { snapshot: number; journal: number }): boolean {
+    return journal >= this.journalFoldFrom && journal * JOURNAL_FOLD_SHARE >= snapshot;
+  }
+
+  /**
+   * A journal grown long while serving (a live import: a restart would then load the whole journal on top of the
+   * snapshot, 14 s after a million events at 1M shifts) is folded too, once the log has gone `foldQuietMs` without
+   * an event — not during the import, whose batches would wait for the fold.
+   */
+  private foldWhenQuiet(): void {
+    clearTimeout(this.foldTimer);
+    this.foldTimer = setTimeout(() => {
+      this.foldTimer = undefined;
+      if (this.subscription === undefined) return;
+      if (performance.now() - this.lastBatchAt < Projector.foldQuietMs) this.foldWhenQuiet();
+      else void this.foldJournal();
+    }, Projector.foldQuietMs).unref();
+  }
+
   async foldJournal(): Promise<void> {
     if (this.folding) return this.folding;
     let done!: () => void;
@@ -191,6 +230,7 @@ export class Projector {
       const encoded = await encodeInSlices(encodeSnapshot(this.model.byKind(), this.model.savedTables()));
       this.disk.writeEncodedSnapshot([encoded], this.position);
       this.foldWanted = false;
+      this.stored = this.disk.sizes();
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
         'journal folded into a new snapshot of the read model',
@@ -287,6 +327,8 @@ export class Projector {
   }
 
   async stop(): Promise<void> {
+    clearTimeout(this.foldTimer);
+    this.foldTimer = undefined;
     await this.folding;
     await this.subscription?.close();
     this.subscription = undefined;
@@ -328,6 +370,12 @@ export class Projector {
     this.changes.folded(feed);
     await this.persist(changed.values(), feed, last);
     this.advance(last);
+    this.lastBatchAt = performance.now();
+    this.stored.journal += changed.size;
+    if (this.folding === undefined && this.foldTimer === undefined && this.longJournal(this.stored)) {
+      this.stored = this.disk.sizes();
+      if (this.longJournal(this.stored)) this.foldWhenQuiet();
+    }
   }
 
   /**
