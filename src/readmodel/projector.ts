@@ -35,7 +35,7 @@ import { replayLog } from './replay.js';
  */
 const JOURNAL_FOLD_SHARE = 50;
 
-/** A journal of fewer changes than this is never folded into a snapshot at start-up (JOURNAL_FOLD_FROM). */
+/** A journal of fewer changes than this is never folded into a snapshot (JOURNAL_FOLD_FROM). */
 const JOURNAL_FOLD_FROM = 10_000;
 
 interface Waiter {
@@ -187,13 +187,6 @@ export class Projector {
     await this.disk.reopen();
   }
 
-  /**
-   * Fold the journal into a new snapshot of the model as it is: new
-   * batches wait meanwhile (so the model holds still), the snapshot is
-   * encoded a slice at a time between requests, then written with the
-   * checkpoint in one transaction. A failure loses only a quicker next
-   * start-up: snapshot and journal stay as they were.
-   */
   private longJournal({ snapshot, journal }: { snapshot: number; journal: number }): boolean {
     return journal >= this.journalFoldFrom && journal * JOURNAL_FOLD_SHARE >= snapshot;
   }
@@ -213,6 +206,13 @@ export class Projector {
     }, Projector.foldQuietMs).unref();
   }
 
+  /**
+   * Fold the journal into a new snapshot of the model as it is: new
+   * batches wait meanwhile (so the model holds still), the snapshot is
+   * encoded a slice at a time between requests, then written with the
+   * checkpoint in one transaction. A failure loses only a quicker next
+   * start-up: snapshot and journal stay as they were.
+   */
   async foldJournal(): Promise<void> {
     if (this.folding) return this.folding;
     let done!: () => void;
