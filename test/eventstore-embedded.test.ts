@@ -3,13 +3,14 @@
  * process" is a real child process opening the same LMDB environment.
  */
 import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { startOfLog } from '../src/eventstore/port.js';
 import { eventStoreContract } from './eventstore-contract.js';
-import { ROOT, tempDir } from './helpers.js';
+import { ROOT, tempDir, until } from './helpers.js';
 
 const run = promisify(execFile);
 const EMBEDDED = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
@@ -95,4 +96,24 @@ t.test('a refused append writes nothing, also when others share its transaction'
   t.same((await store.readAll(startOfLog, 10)).map((e) => [e.stream, e.position.commit]), [['a', 1n], ['c', 2n]]);
   t.same(await store.readStream('b'), []);
   await store.close();
+});
+
+t.test('after letting go of the pages it read, the log reads, appends and is followed as before', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
+  t.teardown(() => store.close());
+  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  await store.appendMany(Array.from({ length: 50 }, (_, i) => ({ stream: `s-${i}`, events: [event(i)] })));
+  const before = await store.readAll(startOfLog, 100);
+  await store.releaseReadPages();
+  t.same(await store.readAll(startOfLog, 100), before, 'every event read back');
+  t.same((await store.readStream('s-7')).map((e) => e.data), [{ i: 7 }], 'streams too');
+  const { position } = await store.append('s-7', [event(99)], 0);
+  t.equal(position.commit, 51n, 'an append goes after them, its expected revision checked');
+  const seen: number[] = [];
+  const subscription = store.subscribe(startOfLog, { onEvents: async (events) => void seen.push(...events.map((e) => Number(e.position.commit))) });
+  await until(() => (seen.length === 51 ? true : undefined));
+  await subscription.close();
+  t.same(seen, Array.from({ length: 51 }, (_, i) => i + 1), 'and a subscription sees every one, in order');
 });

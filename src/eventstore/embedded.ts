@@ -91,23 +91,39 @@ const toPosition = (n: number): Position => {
 
 export class EmbeddedEventStore implements EventStore {
   readonly kind = 'embedded';
-  private readonly events: Database<StoredEvent, number>;
-  private readonly streams: Database<number, [string, number]>;
-  private readonly ids: Database<number, string>;
-  private readonly meta: Database<number, string>;
+  private root!: RootDatabase;
+  private events!: Database<StoredEvent, number>;
+  private streams!: Database<number, [string, number]>;
+  private ids!: Database<number, string>;
+  private meta!: Database<number, string>;
   private readonly appended = new EventEmitter();
   private readonly pollIntervalMs: number;
 
-  constructor(
-    private readonly root: RootDatabase,
+  private constructor(
+    private readonly openRoot: () => RootDatabase,
     options: EmbeddedOptions = {},
   ) {
-    this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
-    this.streams = root.openDB<number, [string, number]>({ name: 'streams' });
-    this.ids = root.openDB<number, string>({ name: 'ids' });
-    this.meta = root.openDB<number, string>({ name: 'meta' });
+    this.openEnv();
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.appended.setMaxListeners(0);
+  }
+
+  private openEnv(): void {
+    this.root = this.openRoot();
+    this.events = this.root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
+    this.streams = this.root.openDB<number, [string, number]>({ name: 'streams' });
+    this.ids = this.root.openDB<number, string>({ name: 'ids' });
+    this.meta = this.root.openDB<number, string>({ name: 'meta' });
+  }
+
+  /**
+   * Let go of the log's pages this process has read (they stay mapped, and counted in its resident memory, until
+   * the file is closed): after a replay has read the whole log (`serve` catching up on threads, which share this
+   * mapping), about the log's size. Only while nothing else uses the store: no subscription, append or read.
+   */
+  async releaseReadPages(): Promise<void> {
+    await this.root.close();
+    this.openEnv();
   }
 
   /** Open the log at `path` (made if missing); a file LMDB cannot safely map is an UnreadableLogError, never a crash. */
@@ -117,7 +133,7 @@ export class EmbeddedEventStore implements EventStore {
     try {
       const readOnly = options.readOnly ? { readOnly: true } : {};
       const overlappingSync = options.overlappingSync ?? false;
-      return new EmbeddedEventStore(open({ path, compression: false, overlappingSync, ...readOnly }), options);
+      return new EmbeddedEventStore(() => open({ path, compression: false, overlappingSync, ...readOnly }), options);
     } catch (error) {
       throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
     }

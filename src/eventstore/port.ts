@@ -110,5 +110,7 @@ export interface EventStore {
   head(): Promise<Position>;
   /** Catch up from `from` (exclusive), then follow new events, also those appended by other processes. */
   subscribe(from: Position, handler: SubscriptionHandler): Subscription;
+  /** Let go of memory that holds what was read, if the store keeps any (the embedded log: its mapped pages). */
+  releaseReadPages?(): Promise<void>;
   close(): Promise<void>;
 }
