@@ -132,10 +132,10 @@ globalThis.gc?.();
 console.log(`data: ${fmt(events)} events to import, then ${fmt(LIVE)} live`);
 
 /** An import: its time, rate, memory and how often it said how far it was. */
-async function importStep(step: string, file: string, expected: number, extraEnv: Record<string, string> = {}) {
+async function importStep(step: string, file: string, expected: number): Promise<void> {
   const progress: number[] = [];
   let out = '';
-  const command = started(vmApi(['import', file], { ...env, ...extraEnv }, { onStdout: (t) => (out += t), onStderr: () => progress.push(command.elapsedMs()) }));
+  const command = started(vmApi(['import', file], env, { onStdout: (t) => (out += t), onStderr: () => progress.push(command.elapsedMs()) }));
   await mustExit(command, 'import');
   const ms = command.elapsedMs();
   if (!out.includes(`${expected} events appended`)) throw new Error(`import: ${out}`);
@@ -144,7 +144,6 @@ async function importStep(step: string, file: string, expected: number, extraEnv
   figure(step, 'rate', (1000 * expected) / ms, `${fmt((1000 * expected) / ms)} events/s`, atLeast(100_000, 'events/s'));
   figure(step, 'progress lines', progress.length, `${progress.length}, the longest wait for one ${seconds(Math.max(...gaps))}`);
   memory(step, command);
-  return command;
 }
 
 interface Served {
