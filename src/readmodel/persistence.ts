@@ -33,6 +33,9 @@ import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
 /** A snapshot's tables and records, encoded (as they are asked for): what `writeEncodedSnapshot` writes. */
+/** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
+const SHARED_STRUCTURES = Symbol.for('structures');
+
 export interface EncodedSnapshot {
   readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }>;
   /** Each kind's chunks in order, with the number of records each holds. */
@@ -104,7 +107,7 @@ export class ReadModelStore implements FeedStore {
     this.tables = this.root.openDB<Buffer, [Kind, string]>({ name: 'tables', encoding: 'binary' });
     this.journal = this.root.openDB<AnyRecord | null, [Kind, string]>({
       name: 'journal',
-      sharedStructuresKey: Symbol.for('structures'),
+      sharedStructuresKey: SHARED_STRUCTURES,
     });
     this.meta = this.root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
     this.feed = this.root.openDB<Buffer, Buffer>({ name: 'feed', keyEncoding: 'binary', encoding: 'binary' });
@@ -136,9 +139,15 @@ export class ReadModelStore implements FeedStore {
     return stored ? { commit: BigInt(stored.commit), prepare: BigInt(stored.prepare) } : startOfLog;
   }
 
-  /** How many records the snapshot holds, and how many changes the journal holds over it. */
+  /**
+   * How many records the snapshot holds, and how many changes the journal holds over it: LMDB keeps the journal's
+   * entry count (O(1), asked after every batch), which includes the entry msgpackr keeps its shared structures in.
+   */
   sizes(): { snapshot: number; journal: number } {
-    return { snapshot: (this.meta.get('snapshotRecords') as number | undefined) ?? 0, journal: this.journal.getKeysCount() };
+    const entries = (this.journal.getStats() as { entryCount: number }).entryCount;
+    // (Its key is a symbol, outside the journal's key type.)
+    const journal = entries - ((this.journal as unknown as Database<unknown, symbol>).doesExist(SHARED_STRUCTURES) ? 1 : 0);
+    return { snapshot: (this.meta.get('snapshotRecords') as number | undefined) ?? 0, journal };
   }
 
   /** The snapshot's records a chunk at a time, by kind, each kind in the order it was written. */

@@ -92,11 +92,6 @@ export class Projector {
   private persistFailure: unknown;
   /** Whether the journal loaded was long enough to fold into a new snapshot (done once caught up). */
   private foldWanted = false;
-  /**
-   * Records in the snapshot, and changes in the journal since — at most: a change to a record the journal already
-   * holds adds none (counted for real when this says the journal is long).
-   */
-  private stored = { snapshot: 0, journal: 0 };
   /** When the last batch was applied (performance.now()). */
   private lastBatchAt = -Infinity;
   /** The fold of a journal grown long while serving, waiting for the log to go quiet. */
@@ -180,9 +175,7 @@ export class Projector {
     }
     await this.model.loadPersistedInSlices(this.disk.persisted(), onProgress);
     this.position = this.disk.checkpoint();
-    const sizes = this.disk.sizes();
-    this.stored = sizes;
-    this.foldWanted = this.longJournal(sizes);
+    this.foldWanted = this.longJournal(this.disk.sizes());
     // The whole file was just read: let go of its pages.
     await this.disk.reopen();
   }
@@ -230,7 +223,6 @@ export class Projector {
       const encoded = await encodeInSlices(encodeSnapshot(this.model.byKind(), this.model.savedTables()));
       this.disk.writeEncodedSnapshot([encoded], this.position);
       this.foldWanted = false;
-      this.stored = this.disk.sizes();
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
         'journal folded into a new snapshot of the read model',
@@ -346,18 +338,10 @@ export class Projector {
     const options = { changed, feed: (entry: FeedEntry) => feed.push(entry) };
     // Folded a slice at a time, requests answered between slices (a batch of a live import takes tens of ms);
     // they may see part of the batch, as they may see part of any import. Written and checkpointed as one.
-    // The indexes catch up (flush) at the first request after a change, all pending changes at once: before
-    // yielding, they are brought up to date every FLUSH_EVENTS, so no request meets a whole batch's worth (a batch of
-    // 5,000 events into a million shifts: 0.6 to 1.4 s, every request behind it waiting).
     let last: Position | undefined;
     let sliceStarted = performance.now();
-    let flushedAt = 0;
     for (let from = 0; from < events.length; from += FOLD_SLICE_EVENTS) {
       if (performance.now() - sliceStarted >= FOLD_SLICE_MS) {
-        if (from - flushedAt >= FLUSH_EVENTS) {
-          this.model.flush();
-          flushedAt = from;
-        }
         await nextTurn();
         sliceStarted = performance.now();
       }
@@ -371,11 +355,7 @@ export class Projector {
     await this.persist(changed.values(), feed, last);
     this.advance(last);
     this.lastBatchAt = performance.now();
-    this.stored.journal += changed.size;
-    if (this.folding === undefined && this.foldTimer === undefined && this.longJournal(this.stored)) {
-      this.stored = this.disk.sizes();
-      if (this.longJournal(this.stored)) this.foldWhenQuiet();
-    }
+    if (this.folding === undefined && this.foldTimer === undefined && this.longJournal(this.disk.sizes())) this.foldWhenQuiet();
   }
 
   /**
@@ -412,8 +392,6 @@ export class Projector {
 /** A batch of events from the log is folded this many at a time, yielding to requests once FOLD_SLICE_MS has passed. */
 const FOLD_SLICE_EVENTS = 100;
 const FOLD_SLICE_MS = 5;
-/** Events folded since the indexes were last brought up to date, at most, when the fold yields to requests. */
-const FLUSH_EVENTS = 1000;
 
 /** Slices of the event loop a snapshot is encoded in, at most, in ms: requests are answered between them. */
 const ENCODE_SLICE_MS = 20;
