@@ -13,8 +13,9 @@
  * Each matrix thrown away unused (changed while made, or stale before it
  * served USEFUL searches) doubles the quiet the table must keep before the
  * next is made, up to MAX_QUIET_MS: a live import changes a table every
- * second or so, and remaking its matrices between its batches took a fifth
- * of the server's time, for nothing. A matrix that serves resets it.
+ * second or so, and a matrix made between its batches is stale before it
+ * serves (each costs a pass over the index per bit of its positions). A
+ * matrix that serves resets it.
  */
 import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
