@@ -30,6 +30,19 @@ export function procStatus(pid: number, field: string): number {
   return procStatusFields(pid)?.[field] ?? NaN;
 }
 
+/**
+ * The URL a `vm-api serve` whose log goes to `logFile` listens on (its "listening" line), read every `everyMs`;
+ * rejects once `exited()` says it ended first.
+ */
+export async function listeningUrl(logFile: string, exited: () => boolean, everyMs = 50): Promise<string> {
+  for (;;) {
+    const m = /"url":"(http:\/\/[^"]+)"/.exec(readFileSync(logFile, 'utf8'));
+    if (m) return m[1]!;
+    if (exited()) throw new Error(`serve exited before it listened: see ${logFile}`);
+    await new Promise((resolve) => setTimeout(resolve, everyMs));
+  }
+}
+
 export interface Command {
   readonly child: ChildProcess;
   /** Resolves with the exit code. */

@@ -30,7 +30,7 @@ import { mulberry32 } from '../scripts/random.js';
 import { type BenchData, generate, steadyEvents } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
 import { type Answer, client } from './client.js';
-import { procStatus } from './processes.js';
+import { CLI, listeningUrl, procStatus } from './processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -62,9 +62,7 @@ const RUN_MS = Number(values.minutes) * 60_000;
 const WINDOW_MS = Number(values.window) * 1000;
 const WARMUP_MS = Number(values.warmup) * 1000;
 const SEED = values.seed === undefined ? Math.floor(Math.random() * 2 ** 31) : Number(values.seed);
-const here = new URL('.', import.meta.url).pathname;
 const SITE_POOL = Number(values['site-pool']);
-const CLI = join(here, '..', 'src', 'cli', 'main.js');
 const run = promisify(execFile);
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
@@ -95,14 +93,7 @@ const server: ChildProcess = spawn(process.execPath, [CLI, 'serve'], { env: { ..
 closeSync(logFd);
 let serverExit: number | null | undefined;
 server.once('exit', (code) => (serverExit = code));
-const base = await (async () => {
-  for (;;) {
-    const m = /"url":"(http:\/\/[^"]+)"/.exec(readFileSync(serverLog, 'utf8'));
-    if (m) return m[1]!;
-    if (serverExit !== undefined) throw new Error(`serve exited with ${serverExit}`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-})();
+const base = await listeningUrl(serverLog, () => serverExit !== undefined);
 const port = Number(new URL(base).port);
 // Whatever ends this run, the server goes with it; a server that dies during it fails it, saying so.
 process.on('exit', () => server.kill('SIGKILL'));
