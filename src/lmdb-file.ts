@@ -22,6 +22,15 @@ const NO_PAGE = 0xffffffffffffffffn;
 const TXN_AT = 0x98;
 const MAGIC = 0xbeefc0de;
 
+/**
+ * The size of the address range every environment is mapped into, far beyond any file it will hold (64-bit
+ * address space is plentiful; only the pages read take memory). lmdb-js otherwise starts at 128 KB and maps a
+ * range twice the size each time the file outgrows it, and keeps every earlier mapping with the pages read
+ * through it: a 1.05 GB log written by one import was resident as 2.5 GB of mapped pages (1.77M events), and a
+ * server's log grew the same way under a live import.
+ */
+export const MAP_SIZE = 2 ** 38;
+
 /** Looks taken before a file is called damaged (another process may be writing it: see below), and the pause between them. */
 const LOOKS = 3;
 const PAUSE_MS = 50;

@@ -30,7 +30,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { lmdbFileProblem } from '../lmdb-file.js';
+import { lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
 import {
   type AppendResult,
   type EventStore,
@@ -133,7 +133,7 @@ export class EmbeddedEventStore implements EventStore {
     try {
       const readOnly = options.readOnly ? { readOnly: true } : {};
       const overlappingSync = options.overlappingSync ?? false;
-      return new EmbeddedEventStore(() => open({ path, compression: false, overlappingSync, ...readOnly }), options);
+      return new EmbeddedEventStore(() => open({ path, mapSize: MAP_SIZE, compression: false, overlappingSync, ...readOnly }), options);
     } catch (error) {
       throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
     }

@@ -23,7 +23,7 @@
  */
 import { rmSync } from 'node:fs';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { lmdbFileProblem } from '../lmdb-file.js';
+import { lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
 import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
@@ -102,7 +102,7 @@ export class ReadModelStore implements FeedStore {
   }
 
   private openEnv(): void {
-    this.root = open({ path: this.path, compression: false });
+    this.root = open({ path: this.path, mapSize: MAP_SIZE, compression: false });
     this.snapshot = this.root.openDB<Buffer, [Kind, number]>({ name: 'snapshot', encoding: 'binary' });
     this.tables = this.root.openDB<Buffer, [Kind, string]>({ name: 'tables', encoding: 'binary' });
     this.journal = this.root.openDB<AnyRecord | null, [Kind, string]>({
