@@ -6,6 +6,7 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import { open } from 'lmdb';
 import t from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { startOfLog } from '../src/eventstore/port.js';
@@ -116,4 +117,54 @@ t.test('after letting go of the pages it read, the log reads, appends and is fol
   await until(() => (seen.length === 51 ? true : undefined));
   await subscription.close();
   t.same(seen, Array.from({ length: 51 }, (_, i) => i + 1), 'and a subscription sees every one, in order');
+});
+
+t.test('idempotency within a stream holds across a reopen, for first and later events alike', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const [first, second, third] = [event(0), event(1), event(2)];
+  let store = EmbeddedEventStore.open(join(dir.dir, 'log'));
+  await store.appendMany([{ stream: 's', events: [first, second] }, { stream: 'other', events: [event(9)] }]);
+  await store.append('s', [third], 1);
+  await store.close();
+  store = EmbeddedEventStore.open(join(dir.dir, 'log'));
+  t.teardown(() => store.close());
+  // Positions: first 1, second 2, the other stream's event 3, third 4.
+  for (const [label, repeated, revision, at] of [['first', first, 0, 1n], ['second', second, 1, 2n], ['third', third, 2, 4n]] as const) {
+    const answer = await store.append('s', [repeated]);
+    t.same(answer, { nextRevision: revision, position: { commit: at, prepare: at } }, `the ${label} event again appends nothing and answers where it is`);
+  }
+  const { nextRevision } = await store.append('s', [first, event(3)], 2);
+  t.equal(nextRevision, 3, 'a known id beside a new one: only the new one is appended');
+  t.same((await store.readStream('s')).map((e) => e.data), [{ i: 0 }, { i: 1 }, { i: 2 }, { i: 3 }]);
+});
+
+t.test("a log written before the per-stream index: its events' ids are still known", async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const path = join(dir.dir, 'log');
+  // As earlier versions wrote a stream of two events: each id in `ids`, none in `stream-ids`.
+  const ids = [randomUUID(), randomUUID()];
+  const old = open({ path, compression: false });
+  const events = old.openDB({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
+  const streams = old.openDB({ name: 'streams' });
+  const legacy = old.openDB({ name: 'ids' });
+  const meta = old.openDB({ name: 'meta' });
+  old.transactionSync(() => {
+    ids.forEach((id, revision) => {
+      void events.put(revision + 1, { id, type: 'CategoryCreated', stream: 's', revision, data: { revision } });
+      void streams.put(['s', revision], revision + 1);
+      void legacy.put(id, revision + 1);
+    });
+    void meta.put('head', 2);
+  });
+  await old.close();
+  const store = EmbeddedEventStore.open(path);
+  t.teardown(() => store.close());
+  const again = await store.append('s', [{ id: ids[1]!, type: 'CategoryCreated', data: { revision: 1 } }]);
+  t.same(again, { nextRevision: 1, position: { commit: 2n, prepare: 2n } }, 'its second event again appends nothing');
+  const elsewhere = await store.append('t', [{ id: ids[1]!, type: 'CategoryCreated', data: {} }]);
+  t.equal(elsewhere.position.commit, 3n, 'the same id in another stream is another event');
+  t.equal((await store.readStream('s')).length, 2);
 });

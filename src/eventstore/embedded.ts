@@ -3,8 +3,17 @@
  *
  * - `events`: global position (1, 2, …) → the event
  * - `streams`: [stream, revision] → position (a stream's last key gives its revision)
- * - `ids`: event id → position (idempotent appends)
+ * - `stream-ids`: [stream, event id] → position, for every event but a stream's first (idempotent appends)
  * - `meta`: 'head' → the last position
+ *
+ * Appends are idempotent by event id within their stream, as on EventStoreDB:
+ * an append to a stream that holds the id appends nothing for it. A stream's
+ * first event is found through `streams` (revision 0), so it needs no entry of
+ * its own: an import, whose events nearly all start a stream, writes one
+ * random-key index entry per event instead of two (500,000 events imported in
+ * 21.4 s with an index of every id, 13.4 s without it). Logs written by
+ * earlier versions hold every event's id in an `ids` table (id → position),
+ * still read for the events written then.
  *
  * Each append runs in one LMDB write transaction, which LMDB serializes
  * across processes, so a CLI import and a running server can share one log:
@@ -94,7 +103,9 @@ export class EmbeddedEventStore implements EventStore {
   private root!: RootDatabase;
   private events!: Database<StoredEvent, number>;
   private streams!: Database<number, [string, number]>;
-  private ids!: Database<number, string>;
+  private streamIds!: Database<number, [string, string]>;
+  /** Every event's position by id, in logs written by earlier versions (nothing is added to it). */
+  private legacyIds!: Database<number, string>;
   private meta!: Database<number, string>;
   private readonly appended = new EventEmitter();
   private readonly pollIntervalMs: number;
@@ -112,7 +123,8 @@ export class EmbeddedEventStore implements EventStore {
     this.root = this.openRoot();
     this.events = this.root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
     this.streams = this.root.openDB<number, [string, number]>({ name: 'streams' });
-    this.ids = this.root.openDB<number, string>({ name: 'ids' });
+    this.streamIds = this.root.openDB<number, [string, string]>({ name: 'stream-ids' });
+    this.legacyIds = this.root.openDB<number, string>({ name: 'ids' });
     this.meta = this.root.openDB<number, string>({ name: 'meta' });
   }
 
@@ -178,17 +190,18 @@ export class EmbeddedEventStore implements EventStore {
     log: { head: number },
   ): { nextRevision: number; position: number } {
     const current = this.lastRevision(stream);
+    const holds = current === undefined ? () => undefined : this.idsOf(stream);
     const fresh: EventToAppend[] = [];
     const ids = new Set<string>();
     for (const e of events) {
-      if (ids.has(e.id) || this.ids.doesExist(e.id)) continue;
+      if (ids.has(e.id) || holds(e.id) !== undefined) continue;
       ids.add(e.id);
       fresh.push(e);
     }
     if (fresh.length === 0) {
-      // Every event is already in the log: answer as the first append did.
+      // Every event is already in the stream: answer as the first append did.
       const last = events.at(-1);
-      const position = last === undefined ? log.head : (this.ids.get(last.id) ?? log.head);
+      const position = last === undefined ? log.head : (holds(last.id) ?? log.head);
       return { nextRevision: this.events.get(position)?.revision ?? current ?? -1, position };
     }
     checkExpected(stream, expectedRevision, current);
@@ -199,10 +212,23 @@ export class EmbeddedEventStore implements EventStore {
       revision += 1;
       this.events.put(position, { id: e.id, type: e.type, stream, revision, data: e.data });
       this.streams.put([stream, revision], position);
-      this.ids.put(e.id, position);
+      if (revision > 0) this.streamIds.put([stream, e.id], position);
     }
     log.head = position;
     return { nextRevision: revision, position };
+  }
+
+  /** Where an existing stream holds an event id: its position, or undefined when the stream does not hold it. */
+  private idsOf(stream: string): (id: string) => number | undefined {
+    const firstPosition = this.streams.get([stream, 0]);
+    const first = firstPosition === undefined ? undefined : this.events.get(firstPosition)?.id;
+    return (id) => {
+      if (id === first) return firstPosition;
+      const position = this.streamIds.get([stream, id]);
+      if (position !== undefined) return position;
+      const earlier = this.legacyIds.get(id);
+      return earlier !== undefined && this.events.get(earlier)?.stream === stream ? earlier : undefined;
+    };
   }
 
   /** The stream's last revision, or undefined when it has no event. */

@@ -22,7 +22,7 @@ export function comparePositions(a: Position, b: Position): number {
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
 
 export interface EventToAppend {
-  /** Event id (UUID). Appending an id the log already holds appends nothing for it. */
+  /** Event id (UUID). Appending an id its stream already holds appends nothing for it (as on EventStoreDB). */
   readonly id: string;
   readonly type: string;
   readonly data: unknown;
