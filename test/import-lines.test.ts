@@ -5,7 +5,7 @@
  * go to the log in transactions short enough for a server sharing it.
  */
 import { spawnSync } from 'node:child_process';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
@@ -95,4 +95,29 @@ t.test("an import's transactions stay short: a chunk that took long is followed 
   t.ok(later.length >= 2, `the rest in smaller chunks (${later.map((c) => c.events).join(', ')})`);
   t.ok(later.every((c) => c.events <= 2400 && c.events >= 500), 'each about what fits in 250 ms (2,000 events), never under 500');
   t.equal(chunks.reduce((sum, c) => sum + c.events, 0), 9000, 'every event in one chunk or another');
+});
+
+t.test('lines without ids: identical lines are events of their own, with the ids earlier versions derived', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const riverside = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
+  const category = randomUUID();
+  const occurred = '2026-10-01T10:00:00Z';
+  const created = JSON.stringify({ type: 'CategoryCreated', data: { institution_id: riverside, occurred_at: occurred, category_id: category, title: 'A', description: '' } });
+  const renamed = JSON.stringify({ type: 'CategoryUpdated', data: { institution_id: riverside, occurred_at: occurred, category_id: category, title: 'B' } });
+  // A line's id: SHA-256 of "<how many identical lines came before it>\n<text>", shaped as a UUID.
+  const derived = (text: string, occurrence: number) => {
+    const h = createHash('sha256').update(`${occurrence}\n${text}`).digest('hex');
+    return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+  };
+  const store = app.runtime.store;
+  const head = await store.head();
+  const ids = () => store.readAll(head, 100).then((events) => events.map((e) => e.id));
+  t.same(await importEvents(store, 'one.ndjson', [created, renamed, renamed].join('\n')), { appended: 3, skipped: 0 }, 'the same update twice: two events');
+  t.same(await ids(), [derived(created, 0), derived(renamed, 0), derived(renamed, 1)]);
+  t.same(await importEvents(store, 'one.ndjson', [created, renamed, renamed].join('\n')), { appended: 0, skipped: 3 }, 'the file again appends nothing');
+  t.same(await importEvents(store, 'two.ndjson', [created, renamed, renamed, renamed].join('\n')), { appended: 1, skipped: 3 }, 'a third copy of the line is a third event');
+  t.same((await ids()).at(-1), derived(renamed, 2));
+  const error = await importEvents(store, 'again.ndjson', [created, created].join('\n')).catch((e: unknown) => e);
+  t.ok(error instanceof ImportError && /again\.ndjson:2:/.test(error.message), 'a second identical creation is an event of its own: refused as a creation of an existing category');
 });

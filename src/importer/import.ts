@@ -12,10 +12,10 @@
  * each. The spool holds events as they will be appended (validated,
  * normalized, with their stream), so nothing is parsed by zod twice.
  */
-import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import { type DomainEvent, domainEvent, eventSchemas, id, isEventType, streamOf } from '../events/catalog.js';
 import type { EventStore, StreamAppend } from '../eventstore/port.js';
+import { EventIds } from './event-ids.js';
 import { fileLines } from './lines.js';
 import { ReferenceDirectory } from './references.js';
 import { type Spool, memorySpool } from './spool.js';
@@ -79,28 +79,10 @@ interface RefusedLine {
   problems: ImportProblem[];
 }
 
-/**
- * A line without an id gets one derived from its text and how often the
- * same text came before in the file, so a re-import of the file (or of its
- * remainder after an interruption) appends nothing twice.
- */
-function derivedId(text: string, occurrence: number): string {
-  const h = createHash('sha256').update(`${occurrence}\n${text}`).digest('hex');
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
-}
-
 const fieldOf = (path: readonly PropertyKey[]) => path.map(String).join('.');
 
-/** Each line parsed and its schema checked; references are checked later, against the log. */
-function* parseLines(rows: Iterable<string>): Generator<ParsedLine | RefusedLine> {
-  /** How often a text came before, among lines without an id (by its digest: the texts are not kept). */
-  const seen = new Map<string, number>();
-  const occurrenceOf = (raw: string) => {
-    const digest = createHash('sha1').update(raw).digest('base64');
-    const occurrence = seen.get(digest) ?? 0;
-    seen.set(digest, occurrence + 1);
-    return occurrence;
-  };
+/** Each line parsed and its schema checked, its id given or derived (`ids`); references are checked later, against the log. */
+function* parseLines(rows: Iterable<string>, ids: EventIds): Generator<ParsedLine | RefusedLine> {
   let line = 0;
   for (const row of rows) {
     line++;
@@ -129,7 +111,7 @@ function* parseLines(rows: Iterable<string>): Generator<ParsedLine | RefusedLine
       continue;
     }
     const event = { type, data: parsed.data } as DomainEvent;
-    yield { line, eventId: envelope.data.id ?? derivedId(raw, occurrenceOf(raw)), event };
+    yield { line, eventId: envelope.data.id ?? ids.derive(raw), event };
   }
 }
 
@@ -173,12 +155,12 @@ const PAUSE_MS = 5;
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
 export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, parseLines(text.split('\n')), options);
+  return importChecked(store, file, (ids) => parseLines(text.split('\n'), ids), options);
 }
 
 /** importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then. */
 export function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, parseLines(counted(fileLines(file), options.onProgress)), options);
+  return importChecked(store, file, (ids) => parseLines(counted(fileLines(file), options.onProgress), ids), options);
 }
 
 /** The rows, telling `onProgress` every 10,000 how many have been read. */
@@ -192,15 +174,21 @@ function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefin
 
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
 export function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, lines, options);
+  return importChecked(store, file, () => lines, options);
 }
 
-async function importChecked(store: EventStore, file: string, lines: Iterable<ParsedLine | RefusedLine>, options: ImportOptions): Promise<ImportResult> {
+/** `lines` are read once the log's ids are known: a line without an id has it derived from them. */
+async function importChecked(
+  store: EventStore,
+  file: string,
+  lines: (ids: EventIds) => Iterable<ParsedLine | RefusedLine>,
+  options: ImportOptions,
+): Promise<ImportResult> {
   const { onProgress, chunk = CHUNK } = options;
   const spool = options.spool ?? memorySpool<SpooledEvent>();
   try {
-    const { known, directory } = await whatTheLogHolds(store, onProgress);
-    const { fresh, skipped } = checkInto(spool, file, lines, known, directory);
+    const { ids, directory } = await whatTheLogHolds(store, onProgress);
+    const { fresh, skipped } = checkInto(spool, file, lines(ids), ids, directory);
     let appended = 0;
     let appends: StreamAppend[] = [];
     let size = chunk;
@@ -240,20 +228,22 @@ export interface SpooledEvent {
 /** What the log already holds: event ids for idempotency, records for references. */
 async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined) {
   const directory = new ReferenceDirectory();
-  const known = new Set<string>();
+  const ids = new EventIds();
+  let read = 0;
   let from = { commit: -1n, prepare: -1n };
   for (;;) {
     const batch = await store.readAll(from, 10_000);
     if (batch.length === 0) break;
     for (const e of batch) {
-      known.add(e.id);
+      ids.inLog(e.id);
       const event = domainEvent(e);
       if (event) directory.record(event);
     }
     from = batch[batch.length - 1]!.position;
-    onProgress?.({ phase: 'checking', done: known.size });
+    read += batch.length;
+    onProgress?.({ phase: 'checking', done: read });
   }
-  return { known, directory };
+  return { ids, directory };
 }
 
 /**
@@ -266,7 +256,7 @@ function checkInto(
   spool: Spool<SpooledEvent>,
   file: string,
   lines: Iterable<ParsedLine | RefusedLine>,
-  known: Set<string>,
+  ids: EventIds,
   directory: ReferenceDirectory,
 ): { fresh: number; skipped: number } {
   const refused = new Problems();
@@ -278,11 +268,10 @@ function checkInto(
       refused.add(parsed.problems);
       continue;
     }
-    if (known.has(parsed.eventId)) {
+    if (ids.metBefore(parsed.eventId)) {
       skipped++;
       continue;
     }
-    known.add(parsed.eventId);
     if (refused.count > 0) continue;
     const { line, event, eventId } = parsed;
     unresolved.add(directory.check(event).map((p) => ({ line, field: `data.${p.field}`, message: p.message })));

@@ -8,28 +8,64 @@
 import type { DomainEvent } from '../events/catalog.js';
 import { KeyLedger } from '../events/key-ledger.js';
 import { parseEventTimestamp } from '../time.js';
+import { UuidTable } from './uuid-table.js';
 
-export type EntityKind =
-  | 'institution'
-  | 'apikey'
-  | 'category'
-  | 'opportunity'
-  | 'shift'
-  | 'profile'
-  | 'customfield'
-  | 'reservation'
-  | 'formsubmission'
-  | 'sequence'
-  | 'step'
-  | 'usersequence'
-  | 'site'
-  | 'webhook';
+const ENTITY_KINDS = [
+  'institution',
+  'apikey',
+  'category',
+  'opportunity',
+  'shift',
+  'profile',
+  'customfield',
+  'reservation',
+  'formsubmission',
+  'sequence',
+  'step',
+  'usersequence',
+  'site',
+  'webhook',
+] as const;
+export type EntityKind = (typeof ENTITY_KINDS)[number];
+const KIND_CODES = new Map<EntityKind, number>(ENTITY_KINDS.map((kind, code) => [kind, code]));
 
 interface Entity {
   kind: EntityKind;
   institution: string;
   /** A removed shift, a cancelled reservation or a removed step: it can no longer be referred to. */
   gone: boolean;
+}
+
+/** A kind's code in the low 4 bits of an entity's number, then whether it is gone, then its institution's number. */
+const KIND_BITS = 0b1111;
+const GONE = 0b10000;
+const INSTITUTION_SHIFT = 5;
+
+/** Every entity by id, each one number in a UuidTable (an import meets millions of them). */
+class Entities {
+  private readonly table = new UuidTable();
+  private readonly institutions: string[] = [];
+  private readonly institutionCodes = new Map<string, number>();
+
+  get(id: string): Entity | undefined {
+    const n = this.table.get(id);
+    if (n === undefined) return undefined;
+    return { kind: ENTITY_KINDS[n & KIND_BITS]!, gone: (n & GONE) !== 0, institution: this.institutions[n >>> INSTITUTION_SHIFT]! };
+  }
+
+  add(id: string, kind: EntityKind, institution: string): void {
+    let code = this.institutionCodes.get(institution);
+    if (code === undefined) {
+      code = this.institutions.push(institution) - 1;
+      this.institutionCodes.set(institution, code);
+    }
+    this.table.set(id, code * 2 ** INSTITUTION_SHIFT + KIND_CODES.get(kind)!);
+  }
+
+  end(id: string): void {
+    const n = this.table.get(id);
+    if (n !== undefined && (n & GONE) === 0) this.table.set(id, n + GONE);
+  }
 }
 
 interface Ref {
@@ -180,7 +216,7 @@ function valueProblems(event: DomainEvent): ReferenceProblem[] {
 }
 
 export class ReferenceDirectory {
-  private readonly entities = new Map<string, Entity>();
+  private readonly entities = new Entities();
   private readonly keys = new KeyLedger();
 
   /**
@@ -232,10 +268,7 @@ export class ReferenceDirectory {
   private fold(event: DomainEvent, effects: Effects): void {
     const institution = event.data.institution_id;
     const made = effects.creates;
-    if (made) this.entities.set(made.id, { kind: made.kind, institution, gone: false });
-    if (effects.ends) {
-      const entity = this.entities.get(effects.ends.id);
-      if (entity) entity.gone = true;
-    }
+    if (made) this.entities.add(made.id, made.kind, institution);
+    if (effects.ends) this.entities.end(effects.ends.id);
   }
 }

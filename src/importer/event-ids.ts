@@ -1,0 +1,48 @@
+/**
+ * The event ids an import has met: those already in the log, and those its
+ * file gives or derives, line by line. A line without an id gets one derived
+ * from its text and how often the same text came before in the file, so a
+ * re-import of the file (or of its remainder after an interruption) appends
+ * nothing twice.
+ */
+import { createHash } from 'node:crypto';
+import { UuidTable } from './uuid-table.js';
+
+const IN_LOG = 1;
+const IN_FILE = 2;
+
+/** The id of the `occurrence`-th line (0 for the first) with this text. */
+function derivedId(text: string, occurrence: number): string {
+  const h = createHash('sha256').update(`${occurrence}\n${text}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-a${h.slice(17, 20)}-${h.slice(20, 32)}`;
+}
+
+export class EventIds {
+  private readonly met = new UuidTable();
+
+  /** An event the log holds. */
+  inLog(id: string): void {
+    this.met.set(id, (this.met.get(id) ?? 0) | IN_LOG);
+  }
+
+  /**
+   * A line's event, in file order: whether the log or an earlier line of the file already had its id. Every line
+   * with an id, given or derived, comes here before the next line's id is derived.
+   */
+  metBefore(id: string): boolean {
+    const met = this.met.get(id) ?? 0;
+    if ((met & IN_FILE) === 0) this.met.set(id, met | IN_FILE);
+    return met !== 0;
+  }
+
+  /**
+   * The id of a line without one. Its text's earlier lines took the ids of occurrences 0, 1, … in turn, so the
+   * first occurrence whose id no earlier line took counts them: no table of texts is kept.
+   */
+  derive(text: string): string {
+    for (let occurrence = 0; ; occurrence++) {
+      const id = derivedId(text, occurrence);
+      if (((this.met.get(id) ?? 0) & IN_FILE) === 0) return id;
+    }
+  }
+}

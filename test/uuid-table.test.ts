@@ -1,0 +1,57 @@
+/**
+ * The import's UuidTable against a Map: the same answers for every key, canonical UUIDs (kept as 16 bytes) and any
+ * other string (kept beside them) alike, through the table's growth.
+ */
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { UuidTable } from '../src/importer/uuid-table.js';
+
+/** A random generator with a seed, so a failure can be run again. */
+function random(seed: number): () => number {
+  let s = seed >>> 0;
+  return () => {
+    s = (s + 0x6d2b79f5) >>> 0;
+    let x = Math.imul(s ^ (s >>> 15), s | 1);
+    x ^= x + Math.imul(x ^ (x >>> 7), x | 61);
+    return ((x ^ (x >>> 14)) >>> 0) / 2 ** 32;
+  };
+}
+
+t.test('answers as a Map does, for keys of every shape, through growth', async (t) => {
+  const seed = Number(process.env.SEED ?? Date.now() % 1e9);
+  const rnd = random(seed);
+  const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
+  const sequential = (i: number) => `00000000-0000-0000-0000-${hex(i, 12)}`;
+  const keyShapes = [
+    () => randomUUID(),
+    () => sequential(Math.floor(rnd() * 5000)), // low entropy: all but the last word equal
+    () => `${hex(Math.floor(rnd() * 3000), 8)}-0000-0000-0000-000000000000`,
+    () => randomUUID().toUpperCase(), // not canonical: kept as a string, distinct from its lower-case form
+    () => `not-a-uuid-${Math.floor(rnd() * 100)}`,
+    () => randomUUID().slice(0, 35) + 'g',
+    () => '00000000-0000-0000-0000-000000000000',
+    () => '',
+  ];
+  const table = new UuidTable();
+  const model = new Map<string, number>();
+  const keys: string[] = [];
+  for (let i = 0; i < 60_000; i++) {
+    const reuse = keys.length > 0 && rnd() < 0.3;
+    const key = reuse ? keys[Math.floor(rnd() * keys.length)]! : keyShapes[Math.floor(rnd() * keyShapes.length)]!();
+    if (!reuse) keys.push(key);
+    const value = rnd() < 0.01 ? 0xfffffffe : Math.floor(rnd() * 1000);
+    table.set(key, value);
+    model.set(key, value);
+  }
+  let wrong = 0;
+  for (const key of keys) if (table.get(key) !== model.get(key)) wrong++;
+  for (let i = 0; i < 10_000; i++) {
+    const key = keyShapes[Math.floor(rnd() * keyShapes.length)]!();
+    if (table.get(key) !== model.get(key)) wrong++;
+  }
+  t.equal(wrong, 0, `every answer as the Map's (seed ${seed})`);
+  t.equal(table.size, model.size, 'as many keys');
+  t.equal(table.get(randomUUID()), undefined, 'an unknown key has no value');
+  t.throws(() => table.set(randomUUID(), -1), RangeError, 'a value must be a 32-bit count');
+  t.throws(() => table.set(randomUUID(), 2 ** 32 - 1), RangeError);
+});
