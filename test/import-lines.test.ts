@@ -121,3 +121,30 @@ t.test('lines without ids: identical lines are events of their own, with the ids
   const error = await importEvents(store, 'again.ndjson', [created, created].join('\n')).catch((e: unknown) => e);
   t.ok(error instanceof ImportError && /again\.ndjson:2:/.test(error.message), 'a second identical creation is an event of its own: refused as a creation of an existing category');
 });
+
+t.test("an import that owns its store lets go of the log's pages once it has read the log, then as it appends", async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const riverside = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
+  const text = Array.from({ length: 3000 }, (_, i) =>
+    JSON.stringify({ type: 'CategoryCreated', id: randomUUID(), data: { institution_id: riverside, occurred_at: '2026-10-01T10:00:00Z', category_id: randomUUID(), title: `C${i}`, description: '' } }),
+  ).join('\n');
+  const calls: string[] = [];
+  let appended = 0;
+  const store = Object.assign(Object.create(app.runtime.store) as EventStore, {
+    appendMany: async (appends: Parameters<EventStore['appendMany']>[0]) => {
+      appended += appends.length;
+      calls.push(`append ${appends.length}`);
+      return app.runtime.store.appendMany(appends);
+    },
+    releaseReadPages: async () => void calls.push(`release after ${appended}`),
+  });
+  t.same(await importEvents(store, 'many.ndjson', text, { chunk: 100, ownsStore: true, releaseEvery: 200 }), { appended: 3000, skipped: 0 });
+  // The demo's 475 events are read in one batch that passes 200: one release there, one once the log is read.
+  const released = calls.filter((c) => c.startsWith('release'));
+  t.same(released.slice(0, 2), ['release after 0', 'release after 0'], 'while the log is read and once it is');
+  t.same(released.slice(2), Array.from({ length: 15 }, (_, i) => `release after ${(i + 1) * 200}`), 'then every 200 events appended');
+  calls.length = 0;
+  await importEvents(store, 'more.ndjson', text.replaceAll(/"id":"[^"]+"/g, () => `"id":"${randomUUID()}"`).replaceAll(/"category_id":"[^"]+"/g, () => `"category_id":"${randomUUID()}"`));
+  t.same(calls.filter((c) => c.startsWith('release')), [], 'an import into a shared store (a server’s) never does');
+});

@@ -169,7 +169,7 @@ async function importFiles(config: Config, args: string[]): Promise<void> {
       // Checked events wait in a file next to the log: an import's memory does not grow with its file.
       mkdirSync(config.DATA_DIR, { recursive: true });
       const spool = fileSpool<SpooledEvent>(config.DATA_DIR);
-      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool }).finally(() => progress.done());
+      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true }).finally(() => progress.done());
       const seconds = (performance.now() - started) / 1000;
       console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
     }
