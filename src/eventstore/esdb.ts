@@ -18,23 +18,9 @@
  *   delivered twice is skipped by position.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  ANY,
-  BACKWARDS,
-  END,
-  EventStoreDBClient,
-  FORWARDS,
-  jsonEvent,
-  NO_STREAM,
-  START,
-  STREAM_EXISTS,
-  StreamNotFoundError,
-  streamNameFilter,
-  WrongExpectedVersionError,
-  type AllStreamResolvedEvent,
-  type AppendExpectedRevision,
-  type ResolvedEvent,
-} from '@eventstore/db-client';
+import { createRequire } from 'node:module';
+import type * as DbClient from '@eventstore/db-client';
+import type { AllStreamResolvedEvent, AppendExpectedRevision, EventStoreDBClient, ResolvedEvent } from '@eventstore/db-client';
 import { isEventType, parseEvent, streamPrefixes } from '../events/catalog.js';
 import {
   type AppendResult,
@@ -52,6 +38,13 @@ import {
   WrongExpectedRevisionError,
 } from './port.js';
 
+/**
+ * The client library, loaded when an EventStoreDB store is first opened: its gRPC stack took 0.2 s of every start,
+ * also of the embedded log's servers and commands, which never use it. (It is CommonJS: required in place.)
+ */
+let library: typeof DbClient | undefined;
+const db = (): typeof DbClient => (library ??= createRequire(import.meta.url)('@eventstore/db-client') as typeof DbClient);
+
 export interface EsdbOptions {
   /** Stream name prefixes that are ours (default: every stream of the event catalog). */
   readonly prefixes?: readonly string[];
@@ -67,7 +60,7 @@ export interface EsdbOptions {
 const BATCH = 1000;
 
 const toExpected = (expected: ExpectedRevision): AppendExpectedRevision =>
-  expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : expected === 'stream_exists' ? STREAM_EXISTS : BigInt(expected);
+  expected === 'any' ? db().ANY : expected === 'no_stream' ? db().NO_STREAM : expected === 'stream_exists' ? db().STREAM_EXISTS : BigInt(expected);
 
 function recorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEvent | undefined {
   const e = resolved.event;
@@ -91,7 +84,7 @@ function recorded(resolved: ResolvedEvent | AllStreamResolvedEvent): RecordedEve
 
 /** A missing stream reads as no events. */
 function notFoundAsEmpty(error: unknown): RecordedEvent[] {
-  if (error instanceof StreamNotFoundError) return [];
+  if (error instanceof db().StreamNotFoundError) return [];
   throw error;
 }
 
@@ -119,7 +112,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   static open(connectionString: string, options: EsdbOptions = {}): EsdbEventStore {
-    return new EsdbEventStore(EventStoreDBClient.connectionString(connectionString), options);
+    return new EsdbEventStore(db().EventStoreDBClient.connectionString(connectionString), options);
   }
 
   async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
@@ -133,7 +126,7 @@ export class EsdbEventStore implements EventStore {
         const first = last && known.get(last.id)!;
         if (first) return { nextRevision: first.revision, position: first.position };
         // An append of nothing: the stream as it stands.
-        const [head] = await this.collect(this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: 1 })).catch(
+        const [head] = await this.collect(this.client.readStream(stream, { direction: db().BACKWARDS, fromRevision: db().END, maxCount: 1 })).catch(
           notFoundAsEmpty,
         );
         return { nextRevision: head?.revision ?? -1, position: head?.position ?? startOfLog };
@@ -141,7 +134,7 @@ export class EsdbEventStore implements EventStore {
       try {
         const result = await this.client.appendToStream(
           stream,
-          fresh.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown> })),
+          fresh.map((e) => db().jsonEvent({ id: e.id, type: e.type, data: e.data as Record<string, unknown> })),
           { expectedRevision: toExpected(expectedRevision) },
         );
         if (!result.position) throw new Error(`append to ${stream}: the server gave no position`);
@@ -150,7 +143,7 @@ export class EsdbEventStore implements EventStore {
           position: { commit: result.position.commit, prepare: result.position.prepare },
         };
       } catch (error) {
-        if (error instanceof WrongExpectedVersionError) {
+        if (error instanceof db().WrongExpectedVersionError) {
           const actual = error.actualVersion;
           throw new WrongExpectedRevisionError(stream, expectedRevision, typeof actual === 'bigint' ? Number(actual) : 'no_stream');
         }
@@ -169,7 +162,7 @@ export class EsdbEventStore implements EventStore {
   async readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {
     return this.call(() =>
       this.collect(
-        this.client.readStream(stream, { direction: FORWARDS, fromRevision: fromRevision > 0 ? BigInt(fromRevision) : START }),
+        this.client.readStream(stream, { direction: db().FORWARDS, fromRevision: fromRevision > 0 ? BigInt(fromRevision) : db().START }),
       ).catch(notFoundAsEmpty),
     );
   }
@@ -182,7 +175,7 @@ export class EsdbEventStore implements EventStore {
       let cursor: Position | undefined = from.commit < 0n ? undefined : from;
       for (;;) {
         // Read each page to its end: leaving a read early leaves its call open.
-        const page = await this.collect(this.client.readAll({ direction: FORWARDS, fromPosition: cursor ?? START, maxCount: pageSize }));
+        const page = await this.collect(this.client.readAll({ direction: db().FORWARDS, fromPosition: cursor ?? db().START, maxCount: pageSize }));
         const count = page.length;
         let last: RecordedEvent | undefined;
         for (const e of page) {
@@ -200,7 +193,7 @@ export class EsdbEventStore implements EventStore {
 
   async head(): Promise<Position> {
     return this.call(async () => {
-      const [last] = await this.collect(this.client.readAll({ direction: BACKWARDS, fromPosition: END, maxCount: 1 }));
+      const [last] = await this.collect(this.client.readAll({ direction: db().BACKWARDS, fromPosition: db().END, maxCount: 1 }));
       return last?.position ?? startOfLog;
     });
   }
@@ -249,8 +242,8 @@ export class EsdbEventStore implements EventStore {
             idleWaiters = [];
           };
           const subscription = this.client.subscribeToAll({
-            fromPosition: position.commit < 0n ? START : position,
-            filter: streamNameFilter({
+            fromPosition: position.commit < 0n ? db().START : position,
+            filter: db().streamNameFilter({
               prefixes: this.prefixes,
               // The server checkpoints every maxSearchWindow × checkpointInterval events examined.
               maxSearchWindow: this.checkpointInterval,
@@ -325,7 +318,7 @@ export class EsdbEventStore implements EventStore {
   /** The stream's latest events by id (within the idempotency window). */
   private async recentIds(stream: string): Promise<Map<string, RecordedEvent>> {
     const latest = await this.collect(
-      this.client.readStream(stream, { direction: BACKWARDS, fromRevision: END, maxCount: this.window }),
+      this.client.readStream(stream, { direction: db().BACKWARDS, fromRevision: db().END, maxCount: this.window }),
     ).catch(notFoundAsEmpty);
     return new Map(latest.map((e) => [e.id, e]));
   }

@@ -29,7 +29,8 @@ type Maps = { [K in Kind]: Map<string, Records[K]> };
 
 /** A persisted read model, as `loadPersisted` takes it: the tables' saved indexes, the snapshot's chunks, the journal. */
 export interface Persisted {
-  readonly tables: readonly SavedTableOf[];
+  /** Read once, in order (lazily: a large table's saved indexes take a while to decode). */
+  readonly tables: Iterable<SavedTableOf>;
   readonly chunks: Iterable<{ kind: Kind; records: readonly AnyRecord[] }>;
   readonly journal: Iterable<Change>;
 }
@@ -221,19 +222,24 @@ export class ReadModel implements JsonView {
 
   /** The work of a load, yielding the records and changes loaded so far between chunks (and every 10,000 changes of the journal). */
   private *loadSteps(persisted: Persisted): Generator<number, number> {
-    for (const { kind, institution, table } of persisted.tables) {
+    let loaded = 0;
+    // A table at a time, the caller's other work between them (a server's first requests wait for no more).
+    const tables: SavedTableOf[] = [];
+    for (const saved of persisted.tables) {
+      tables.push(saved);
+      const { kind, institution, table } = saved;
       const made = this.tableOf(kind, institution);
       made?.seedSymbols(table.symbols);
       made?.reserve(table.indexes[0]?.order.length ?? 0);
+      yield loaded;
     }
-    let loaded = 0;
     for (const { kind, records } of persisted.chunks) {
       this.loadChunk(kind, records);
       loaded += records.length;
       yield loaded;
     }
     let restored = 0;
-    for (const { kind, institution, table } of persisted.tables) {
+    for (const { kind, institution, table } of tables) {
       if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
     }
     for (const change of persisted.journal) {

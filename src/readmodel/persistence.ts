@@ -168,8 +168,8 @@ export class ReadModelStore implements FeedStore {
   }
 
   /** Everything `ReadModel.loadPersisted` takes, read from disk as it goes (the tables first). */
-  persisted(): { tables: SavedTableOf[]; chunks: Iterable<{ kind: Kind; records: AnyRecord[] }>; journal: Iterable<Change> } {
-    return { tables: [...this.savedTables()], chunks: this.snapshotChunks(), journal: this.journalChanges() };
+  persisted(): { tables: Iterable<SavedTableOf>; chunks: Iterable<{ kind: Kind; records: AnyRecord[] }>; journal: Iterable<Change> } {
+    return { tables: this.savedTables(), chunks: this.snapshotChunks(), journal: this.journalChanges() };
   }
 
   /**
