@@ -16,6 +16,7 @@ import { ReadModel } from '../src/readmodel/model.js';
 import { ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
 import { CHUNK_SIZE, decodeChunk, encodeChunks } from '../src/readmodel/snapshot-codec.js';
+import type { SavedColumn } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
 import { tempDir } from './helpers.js';
 
@@ -241,4 +242,25 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   const changed = tables.map((s) => ({ ...s, table: { ...s.table, indexes: s.table.indexes.map((i) => ({ ...i, signature: `${i.signature} (older)` })) } }));
   t.equal(other.loadPersisted({ ...disk.persisted(), tables: changed }), 0, 'no table takes indexes saved from another definition');
   t.same(orders(other), expected);
+
+  // Columns: taken whole from the snapshot, unless saved by another function or not saved at all (earlier versions).
+  const columnsOf = (model: ReadModel) =>
+    [X, Y].flatMap((institution) => {
+      const table = model.table('shift', institution)!;
+      return [...byColumns, 'opportunity', 'title'].map((name) => `${name}: ${Array.from(table.liveRows(), (row) => `${table.idOf(row)}=${table.column(name)[row]}`).sort().join(',')}`);
+    });
+  t.same(columnsOf(restored), columnsOf(live), 'columns taken from the snapshot hold what the records give');
+  const withSpots = (spots: (column: SavedColumn) => SavedColumn) =>
+    tables.map((s) => ({ ...s, table: { ...s.table, columns: s.table.columns!.map((c) => (c.name === 'spots' ? spots(c) : c)) } }));
+  const marked = new ReadModel(tableDefs);
+  marked.loadPersisted({ ...disk.persisted(), tables: withSpots((c) => ({ ...c, values: c.values.map(() => 999) })) });
+  const spotsOf = (model: ReadModel) => [X, Y].flatMap((i) => Array.from(model.table('shift', i)!.liveRows(), (row) => model.table('shift', i)!.column('spots')[row]));
+  t.ok(spotsOf(marked).includes(999), 'the saved values are what a load takes (a marked column shows its mark)');
+  const recomputed = new ReadModel(tableDefs);
+  recomputed.loadPersisted({ ...disk.persisted(), tables: withSpots((c) => ({ ...c, signature: `${c.signature} (older)`, values: c.values.map(() => 999) })) });
+  t.same(columnsOf(recomputed), columnsOf(live), 'columns saved by another function are computed instead');
+  const older = new ReadModel(tableDefs);
+  older.loadPersisted({ ...disk.persisted(), tables: tables.map((s) => ({ ...s, table: { symbols: s.table.symbols, indexes: s.table.indexes } })) });
+  t.same(columnsOf(older), columnsOf(live), 'a snapshot without columns has them computed');
+  t.same(orders(older), expected);
 });

@@ -224,13 +224,14 @@ export class ReadModel implements JsonView {
   private *loadSteps(persisted: Persisted): Generator<number, number> {
     let loaded = 0;
     // A table at a time, the caller's other work between them (a server's first requests wait for no more).
-    const tables: SavedTableOf[] = [];
-    for (const saved of persisted.tables) {
-      tables.push(saved);
-      const { kind, institution, table } = saved;
+    const tables: (SavedTableOf | undefined)[] = [];
+    for (const { kind, institution, table } of persisted.tables) {
       const made = this.tableOf(kind, institution);
       made?.seedSymbols(table.symbols);
       made?.reserve(table.indexes[0]?.order.length ?? 0);
+      made?.seedColumns(table.columns);
+      // The columns are copied: kept no longer.
+      tables.push({ kind, institution, table: { symbols: table.symbols, indexes: table.indexes } });
       yield loaded;
     }
     for (const { kind, records } of persisted.chunks) {
@@ -239,8 +240,12 @@ export class ReadModel implements JsonView {
       yield loaded;
     }
     let restored = 0;
-    for (const { kind, institution, table } of tables) {
-      if (this.tables.get(kind)?.get(institution)?.restoreIndexes(table.indexes)) restored++;
+    for (const [i, saved] of tables.entries()) {
+      const { kind, institution, table } = saved!;
+      const made = this.tables.get(kind)?.get(institution);
+      made?.takeColumns();
+      if (made?.restoreIndexes(table.indexes)) restored++;
+      tables[i] = undefined; // its indexes are copied too
     }
     for (const change of persisted.journal) {
       this.apply(change);
