@@ -28,7 +28,7 @@ import type { Change } from '../../projections/projection.js';
 import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
 import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
-import { decodeFeedValue, feedEnd, feedKey, feedPositionOf, feedValue } from './feed-codec.js';
+import { decodeFeedBlock, feedBlock, feedBlocks, feedEnd, feedKey, feedStart } from './feed-codec.js';
 import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
@@ -62,7 +62,7 @@ function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>): Iterabl
 }
 
 /** Bump when projections change what they store: an older read model is then rebuilt from the log. */
-export const READ_MODEL_VERSION = 9;
+export const READ_MODEL_VERSION = 10;
 
 interface Meta {
   checkpoint?: { commit: string; prepare: string };
@@ -189,7 +189,7 @@ export class ReadModelStore implements FeedStore {
     }
     // No await until every put is queued: one event turn, one transaction.
     for (const { kind, id, record } of changes) void this.journal.put([kind, id], record);
-    for (const entry of feed) void this.feed.put(feedKey(this.institutionCodes.get(entry.institution)!, entry), feedValue(entry));
+    for (const [institution, block] of feedBlocks(feed)) void this.feed.put(feedKey(this.institutionCodes.get(institution)!, block[0]!), feedBlock(block));
     await this.putCheckpoint(checkpoint);
   }
 
@@ -218,8 +218,7 @@ export class ReadModelStore implements FeedStore {
 
   /** Within a write transaction: the entries, noting in `assigned` the institutions given a code here. */
   private putFeedEntries(entries: readonly FeedEntry[], assigned: Map<string, number>): void {
-    for (const entry of entries) {
-      const { institution } = entry;
+    for (const [institution, block] of feedBlocks(entries)) {
       let code = this.institutionCodes.get(institution) ?? assigned.get(institution);
       if (code === undefined) {
         // Read in the transaction: no other writer of this read model can have given the number away meanwhile.
@@ -230,7 +229,7 @@ export class ReadModelStore implements FeedStore {
         }
         assigned.set(institution, code);
       }
-      this.feed.put(feedKey(code, entry), feedValue(entry));
+      this.feed.put(feedKey(code, block[0]!), feedBlock(block));
     }
   }
 
@@ -242,12 +241,17 @@ export class ReadModelStore implements FeedStore {
       this.institutionCodes.set(institution, code);
     }
     const entries: FeedEntry[] = [];
-    const start = feedKey(code, after ?? { commit: 0, prepare: 0 });
-    for (const { key, value } of this.feed.getRange({ start, end: feedEnd(code), limit: limit + 1 })) {
-      const { commit, prepare } = feedPositionOf(key);
-      if (after && commit === after.commit && prepare === after.prepare) continue;
-      if (entries.length === limit) break;
-      entries.push({ institution, commit, prepare, ...decodeFeedValue(value) });
+    const from = after ?? { commit: 0, prepare: 0 };
+    const start = feedKey(code, from);
+    // From the block that holds `after` (the last to begin at or before it), or the institution's first.
+    let first: Buffer = start;
+    for (const key of this.feed.getKeys({ start, end: feedStart(code), reverse: true, limit: 1 })) first = key;
+    for (const { value } of this.feed.getRange({ start: first, end: feedEnd(code) })) {
+      for (const entry of decodeFeedBlock(value)) {
+        if (after && (entry.commit < after.commit || (entry.commit === after.commit && entry.prepare <= after.prepare))) continue;
+        if (entries.length === limit) return entries;
+        entries.push({ institution, ...entry });
+      }
     }
     return entries;
   }
