@@ -129,7 +129,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   const disk = ReadModelStore.open(join(tmp.dir, 'readmodel'));
   t.teardown(() => disk.close());
   const shifts = Array.from({ length: 50 }, (_, i) => shift(i));
-  disk.writeSnapshot([['shift', shifts]], [], at(10));
+  await disk.writeSnapshot([['shift', shifts]], [], at(10));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   // Changed, deleted and new records after the snapshot.
   await disk.write([put('shift', { ...shifts[3]!, title: 'Changed' }), remove('shift', shifts[4]!.id), put('shift', shift(99))], [], at(12));
@@ -144,7 +144,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(model.get('shift', shifts[7]!.id), shifts[7]);
 
   // A new snapshot replaces both.
-  disk.writeSnapshot(model.byKind(), model.savedTables(), at(12));
+  await disk.writeSnapshot(model.byKind(), model.savedTables(), at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => chunk.records);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
@@ -152,7 +152,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
 
 t.test('a long journal found at start-up is folded into a new snapshot', async (t) => {
   const { disk, store } = stores(t);
-  disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], [], at(1));
+  await disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], [], at(1));
   // As a server writes batches of changes: 12,000 of them.
   for (let b = 0; b < 12; b++) {
     await disk.write(Array.from({ length: 1000 }, (_, i) => put('shift', shift(1000 + b * 1000 + i))), [], at(2 + b));
@@ -197,7 +197,7 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   ]);
   apply(Array.from({ length: 30 }, (_, i) => remove('shift', shift(i * 5 + 2).id)));
   apply(Array.from({ length: 60 }, (_, i) => put('shift', shift(1000 + i, i % 2 ? X : Y))));
-  disk.writeSnapshot(live.byKind(), live.savedTables(), at(5));
+  await disk.writeSnapshot(live.byKind(), live.savedTables(), at(5));
   // Changes after the snapshot, in the journal.
   const later = [
     ...Array.from({ length: 25 }, (_, i) => put('shift', { ...shift(i * 11 + 1, (i * 11 + 1) % 3 ? X : Y), spots: 2 })),

@@ -114,6 +114,6 @@ export async function replayInParallel(
     throw new Error('replay workers stopped at different positions of the log');
   }
   const applied = results.reduce((sum, result) => sum + result.applied, 0);
-  if (comparePositions(position, startOfLog) > 0) disk.writeEncodedSnapshot(results.map(unpackSnapshot), position);
+  if (comparePositions(position, startOfLog) > 0) await disk.writeEncodedSnapshot(results.map(unpackSnapshot), position);
   return { applied, position };
 }

@@ -221,7 +221,7 @@ export class Projector {
       const sizes = this.disk.sizes();
       this.model.flush();
       const encoded = await encodeInSlices(encodeSnapshot(this.model.byKind(), this.model.savedTables()));
-      this.disk.writeEncodedSnapshot([encoded], this.position);
+      await this.disk.writeEncodedSnapshot([encoded], this.position);
       this.foldWanted = false;
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
@@ -294,7 +294,7 @@ export class Projector {
   async catchUp(): Promise<void> {
     await this.writing;
     if (await this.replay(await this.store.head())) {
-      this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
+      await this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
     }
   }
 
