@@ -241,8 +241,7 @@ export class ReadModelStore implements FeedStore {
       this.institutionCodes.set(institution, code);
     }
     const entries: FeedEntry[] = [];
-    const from = after ?? { commit: 0, prepare: 0 };
-    const start = feedKey(code, from);
+    const start = feedKey(code, after ?? { commit: 0, prepare: 0 });
     // From the block that holds `after` (the last to begin at or before it), or the institution's first.
     let first: Buffer = start;
     for (const key of this.feed.getKeys({ start, end: feedStart(code), reverse: true, limit: 1 })) first = key;
