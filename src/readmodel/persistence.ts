@@ -176,20 +176,13 @@ export class ReadModelStore implements FeedStore {
    * Write a batch of changes to the journal, its change feed entries, and the checkpoint, atomically. Queued as
    * lmdb-js's asynchronous puts, which it commits in one transaction (all those of one event turn) on its own
    * thread, so this thread only encodes them: inside a transaction callback, which runs on this thread, the
-   * B-tree work of a 1,000-event batch held a server's requests for up to 300 ms during a live import. A batch
-   * with an institution new to the change feed takes the callback: its code is read and given in the transaction.
+   * B-tree work of a 1,000-event batch held a server's requests for up to 300 ms during a live import.
    */
   async write(changes: Iterable<Change>, feed: readonly FeedEntry[], checkpoint: Position): Promise<void> {
-    if (feed.some((entry) => !this.institutionCodes.has(entry.institution))) {
-      await this.transactionWithFeed(feed, () => {
-        for (const { kind, id, record } of changes) this.journal.put([kind, id], record);
-        this.putCheckpoint(checkpoint);
-      });
-      return;
-    }
+    await this.codeInstitutions(feed);
     // No await until every put is queued: one event turn, one transaction.
     for (const { kind, id, record } of changes) void this.journal.put([kind, id], record);
-    for (const [institution, block] of feedBlocks(feed)) void this.feed.put(feedKey(this.institutionCodes.get(institution)!, block[0]!), feedBlock(block));
+    void this.putFeed(feed);
     await this.putCheckpoint(checkpoint);
   }
 
@@ -199,38 +192,43 @@ export class ReadModelStore implements FeedStore {
    * makes them count (a read model without one is cleared at start).
    */
   async appendFeed(entries: readonly FeedEntry[]): Promise<void> {
-    await this.transactionWithFeed(entries, () => undefined);
+    await this.codeInstitutions(entries);
+    // In a transaction callback (on this thread, between the replay's messages): a rebuild of 2.77M events took
+    // 34.7–37.5 s so, and 40.0–41.1 s with its entries queued for lmdb-js's thread, which competes with the workers.
+    await this.root.transaction(() => void this.putFeed(entries));
   }
 
   /**
-   * One write transaction: `more`, and change feed entries under their
-   * institutions' codes (the codes assigned in it known to this process
-   * once it has committed).
+   * Give each institution of these entries new to the change feed its code, in a transaction of its own (read
+   * there: no other writer of this read model can have given the number away meanwhile; a code with no entries
+   * yet is harmless), and know them in this process once it has committed.
    */
-  private async transactionWithFeed(entries: readonly FeedEntry[], more: () => void): Promise<void> {
+  private async codeInstitutions(entries: readonly FeedEntry[]): Promise<void> {
+    const unknown = new Set<string>();
+    for (const { institution } of entries) if (!this.institutionCodes.has(institution)) unknown.add(institution);
+    if (unknown.size === 0) return;
     const assigned = new Map<string, number>();
     await this.root.transaction(() => {
-      more();
-      this.putFeedEntries(entries, assigned);
-    });
-    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
-  }
-
-  /** Within a write transaction: the entries, noting in `assigned` the institutions given a code here. */
-  private putFeedEntries(entries: readonly FeedEntry[], assigned: Map<string, number>): void {
-    for (const [institution, block] of feedBlocks(entries)) {
-      let code = this.institutionCodes.get(institution) ?? assigned.get(institution);
-      if (code === undefined) {
-        // Read in the transaction: no other writer of this read model can have given the number away meanwhile.
-        code = this.feedInstitutions.get(institution);
+      for (const institution of unknown) {
+        let code = this.feedInstitutions.get(institution);
         if (code === undefined) {
           code = this.feedInstitutions.getKeysCount() + 1;
           this.feedInstitutions.put(institution, code);
         }
         assigned.set(institution, code);
       }
-      this.feed.put(feedKey(code, block[0]!), feedBlock(block));
-    }
+    });
+    for (const [institution, code] of assigned) this.institutionCodes.set(institution, code);
+  }
+
+  /**
+   * Put the entries' blocks (their institutions coded): queued, or in the transaction whose callback this runs in.
+   * The promise of the last put, which the others share.
+   */
+  private putFeed(entries: readonly FeedEntry[]): Promise<boolean> | undefined {
+    let last: Promise<boolean> | undefined;
+    for (const [institution, block] of feedBlocks(entries)) last = this.feed.put(feedKey(this.institutionCodes.get(institution)!, block[0]!), feedBlock(block));
+    return last;
   }
 
   feedAfter(institution: string, after: FeedPosition | undefined, limit: number): FeedEntry[] {
@@ -293,7 +291,7 @@ export class ReadModelStore implements FeedStore {
     await this.putCheckpoint(checkpoint);
   }
 
-  /** The checkpoint's puts (within a transaction, or queued: the promise of the last, which the others share). */
+  /** Queue the checkpoint's puts: the promise of the last, which the others share. */
   private putCheckpoint(checkpoint: Position): Promise<boolean> {
     void this.meta.put('checkpoint', { commit: checkpoint.commit.toString(), prepare: checkpoint.prepare.toString() });
     return this.meta.put('version', READ_MODEL_VERSION);
