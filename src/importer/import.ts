@@ -202,15 +202,15 @@ async function importChecked(
   const { onProgress, chunk = CHUNK } = options;
   const spool = options.spool ?? memorySpool<SpooledEvent>();
   try {
-    const releaseEvery = options.releaseEvery ?? RELEASE_EVERY;
     const release = async () => {
       if (options.ownsStore) await store.releaseReadPages?.();
     };
-    const { ids, directory } = await whatTheLogHolds(store, onProgress, releaseEvery, release);
+    const releaseEvery = options.releaseEvery ?? RELEASE_EVERY;
+    const { ids, directory } = await whatTheLogHolds(store, onProgress, counter(releaseEvery, release));
     await release();
     const { fresh, skipped } = checkInto(spool, file, lines(ids), ids, directory);
+    const appendedMore = counter(releaseEvery, release);
     let appended = 0;
-    let released = 0;
     let appends: StreamAppend[] = [];
     let size = chunk;
     const flush = async () => {
@@ -221,14 +221,12 @@ async function importChecked(
         throw new ImportAppendError(file, appended, fresh, error);
       }
       const took = performance.now() - started;
-      size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, Math.round((appends.length * CHUNK_MS) / Math.max(took, 1))));
-      appended += appends.length;
+      const n = appends.length;
+      size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, Math.round((n * CHUNK_MS) / Math.max(took, 1))));
+      appended += n;
       appends = [];
       onProgress?.({ phase: 'appending', done: appended, total: fresh });
-      if (appended - released >= releaseEvery) {
-        released = appended;
-        await release();
-      }
+      await appendedMore(n);
       await new Promise((resolve) => setTimeout(resolve, PAUSE_MS));
     };
     for (const { stream, id: eventId, type, data } of spool.items()) {
@@ -250,8 +248,21 @@ export interface SpooledEvent {
   data: unknown;
 }
 
-/** What the log already holds: event ids for idempotency, records for references (`release` called every `releaseEvery` read). */
-async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined, releaseEvery: number, release: () => Promise<void>) {
+/**
+ * A count that calls `then` each time it passes another multiple of `every` (a batch that passes several calls it
+ * once); resolves once `then` has.
+ */
+function counter(every: number, then: () => Promise<void>): (more: number) => Promise<void> {
+  let count = 0;
+  return async (more) => {
+    const before = Math.floor(count / every);
+    count += more;
+    if (Math.floor(count / every) > before) await then();
+  };
+}
+
+/** What the log already holds: event ids for idempotency, records for references (`readMore` told of each batch read). */
+async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined, readMore: (n: number) => Promise<void>) {
   const directory = new ReferenceDirectory();
   const ids = new EventIds();
   let read = 0;
@@ -265,7 +276,7 @@ async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress |
       if (event) directory.record(event);
     }
     from = batch[batch.length - 1]!.position;
-    if (Math.floor((read + batch.length) / releaseEvery) > Math.floor(read / releaseEvery)) await release();
+    await readMore(batch.length);
     read += batch.length;
     onProgress?.({ phase: 'checking', done: read });
   }
