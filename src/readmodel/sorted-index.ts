@@ -360,8 +360,9 @@ export class SortedIndex {
 
   /**
    * `positionAfter`, comparing the leading column's values (`lead`) until they are equal: a typed array read
-   * where the comparator reads every key of both rows (a live import's index upkeep was a fifth of a server's main
-   * thread, most of it placing rows).
+   * where the comparator reads every key of both rows (placing 2,000 rows into 500,000: 1.68 → 1.03 ms a flush,
+   * sorting them included). Not `boundNear`: its searches count toward making fences, which an insert would then
+   * leave stale.
    */
   private placeAfter(row: number, compare: RowComparator, from: number, lead: Float64Array): number {
     const value = lead[row]!;
