@@ -85,3 +85,25 @@ t.test("a table's matrices: made once it is quiet, and after each thrown away un
   for (let i = 0; i < 16; i++) ranks.get(from, order);
   t.ok(await madeAfter(300), 'one that served searches puts the quiet back to 200 ms');
 });
+
+t.test("a table's matrices: peek neither makes nor wants one; want has it made once the table is quiet", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  OrderRanks.quietMs = 0;
+  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  const n = 32;
+  const values = { a: Float64Array.from({ length: n }, (_, i) => i), b: Float64Array.from({ length: n }, (_, i) => (i * 7) % n) };
+  const source = { column: (name: string) => values[name as 'a' | 'b'], idOf: (row: number) => String(row).padStart(3, '0') };
+  const from = new SortedIndex({ name: 'a', keys: ['a'] }, source);
+  const order = new SortedIndex({ name: 'b', keys: ['b'] }, source);
+  const rows = Uint32Array.from({ length: n }, (_, i) => i);
+  from.restore(rows);
+  order.restore(Uint32Array.from(rows).sort((x, y) => values.b[x]! - values.b[y]!));
+  const ranks = new OrderRanks();
+  t.equal(ranks.peek(from, order), undefined, 'not made');
+  t.equal(ranks.work(Infinity), false, 'and a peek wanted nothing');
+  ranks.want(from, order);
+  ranks.work(Infinity);
+  const matrix = ranks.peek(from, order);
+  t.ok(matrix, 'wanted, then made');
+  t.equal(matrix?.kth([0, n], 0), 0, 'the first row of the selection is at position 0 of the order');
+});

@@ -18,6 +18,10 @@ import { rankPage, rowsOf, selectAcross, sortedPage, walkNearer, walkPage } from
 import { rowTest } from '../src/query/row-bits.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
 import { ReadModel } from '../src/readmodel/model.js';
+import { OrderRanks } from '../src/readmodel/order-ranks.js';
+import { SortedIndex } from '../src/readmodel/sorted-index.js';
+import { searchSchema } from '../src/query/schema.js';
+import { search } from '../src/query/engine.js';
 import { tableDefs } from '../src/resources/index.js';
 import { shifts } from '../src/resources/shifts.js';
 import { MICROS_PER_DAY } from '../src/time.js';
@@ -124,6 +128,8 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
         if (matches.length > 0 && inOrder(byOpportunity, order) !== false) {
           each++;
           pages.push(['selection across blocks', selectAcross(byOpportunity, order, descending, offset, limit)]);
+          pages.push(['selection across blocks by search', selectAcross(byOpportunity, order, descending, offset, limit, 'search')]);
+          pages.push(['selection across blocks by merging from the nearer end', selectAcross(byOpportunity, order, descending, offset, limit, 'merge')]);
         }
         for (const [name, page] of pages) {
           if (page?.join() !== expected.join()) throw new Error(`${name} (${ordering}, offset ${offset}): ${page?.join()} expected ${expected.join()}`);
@@ -135,4 +141,43 @@ t.test('every way to a page gives the rows of a sort of the matches', async (t) 
   );
   t.ok(each > 30, `${each} selections across blocks each in start order`);
   t.ok(compared > 1000, `${compared} pages compared`);
+});
+
+t.test('a walk whose matches lie far from where it starts: zone maps skip to them; without, it gives up and has a rank matrix made for next time', async (t) => {
+  const saved = { quiet: OrderRanks.quietMs, after: SortedIndex.zoneAfter };
+  t.teardown(() => {
+    OrderRanks.quietMs = saved.quiet;
+    SortedIndex.zoneAfter = saved.after;
+  });
+  OrderRanks.quietMs = 0;
+  // Shifts an hour long, one starting every hour: start order and end order agree, and the last quarter starts latest.
+  const n = 4000;
+  const hour = 3_600_000_000;
+  const first = 20_500 * MICROS_PER_DAY;
+  const model = new ReadModel(tableDefs);
+  for (let i = 0; i < n; i++) {
+    const id = `6${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`;
+    const start = first + i * hour;
+    model.apply(put('shift', { ...shiftOf({ opportunity: 0, day: 0, hour: 0, created: 0, spots: 1, length: 1 }, i), id, shift_start_at: start, shift_end_at: start + hour }));
+  }
+  model.flush();
+  const table = model.table('shift', INSTITUTION)!;
+  const from = new Date((first + 3000 * hour) / 1000).toISOString();
+  const query = searchSchema(shifts).parse({ 'shift_start_at.gte': from, ordering: 'shift_end_at', page: '2', limit: '10' });
+  const expected = Array.from({ length: 10 }, (_, k) => `6${String(3010 + k).padStart(7, '0')}-0000-4000-8000-000000000000`);
+  const ask = () => {
+    const result = search(table, query, 10, 10, model);
+    t.same(result.rows.map((row) => table.idOf(row)), expected, 'the page');
+    t.equal(result.count, 1000, 'the count');
+    return result.plan;
+  };
+  // A walk of end order expects the matches spread over it (80 rows to read), reads past four times that, wants the
+  // matrix of start order by end order, and gives up for a sort of the matches.
+  SortedIndex.zoneAfter = Infinity;
+  t.equal(ask(), 'sort (after walk)', 'the walk gave up');
+  t.ok(table.ranks.work(Infinity) || table.ranks.peek(table.index('start'), table.index('end')), 'and wanted the rank matrix, now made');
+  t.equal(ask(), 'rank (after walk)', 'the same search again falls back on the matrix');
+  // With zone maps the walk passes over the zones before the matches and answers itself.
+  SortedIndex.zoneAfter = 0;
+  t.equal(ask(), 'walk', 'zones skipped');
 });

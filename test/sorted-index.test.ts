@@ -176,3 +176,52 @@ t.test('postings: the rows holding each value are those of the live records that
   );
   t.ok(checked > 1000, `${checked} postings checked`);
 });
+
+t.test('zone maps: a walk is told to skip exactly the zones whose values miss one of its ranges (never one holding a match), once the index has served enough walks unchanged', async (t) => {
+  const saved = { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows };
+  t.teardown(() => {
+    SortedIndex.zoneAfter = saved.after;
+    SortedIndex.zoneRows = saved.rows;
+  });
+  let zonesChecked = 0;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 300 }).chain((n) => fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 40 })), { minLength: n, maxLength: n })),
+      fc.constantFrom(1, 2, 4, 16),
+      // Ranges as the engine asks for them: never empty.
+      fc.array(fc.tuple(fc.constantFrom('a' as const, 'b' as const), fc.integer({ min: -2, max: 42 }), fc.integer({ min: 1, max: 20 })), { minLength: 1, maxLength: 3 }),
+      (values, zoneRows, ranges) => {
+        SortedIndex.zoneRows = zoneRows;
+        SortedIndex.zoneAfter = 2;
+        const columns = { a: Float64Array.from(values, ([a]) => a), b: Float64Array.from(values, ([, b]) => b) };
+        const index = new SortedIndex({ name: 'ab', keys: ['a', 'b'] }, { column: (name) => columns[name as 'a' | 'b'], idOf: (row) => String(row).padStart(4, '0') });
+        const rows = Uint32Array.from(values.keys()).sort((x, y) => columns.a[x]! - columns.a[y]! || columns.b[x]! - columns.b[y]! || x - y);
+        index.restore(rows);
+        const asked = ranges.map(([column, lo, width]) => ({ column, lo, hi: lo + width }));
+        // Not before it has served zoneAfter walks unchanged.
+        if (index.zoneSkipper(asked) !== undefined || index.zoneSkipper(asked) !== undefined) throw new Error('zone maps made at once');
+        const skip = index.zoneSkipper(asked);
+        if (skip === undefined) throw new Error('no zone maps after two walks');
+        for (let p = 0; p < index.size; p++) {
+          const zone = Math.floor(p / zoneRows);
+          const inZone = Array.from(rows.subarray(zone * zoneRows, (zone + 1) * zoneRows));
+          // Skipped when some range lies wholly below or above the zone's values of its column …
+          const skippable = asked.some(({ column, lo, hi }) => {
+            const zoneValues = inZone.map((row) => columns[column][row]!);
+            return Math.max(...zoneValues) < lo || Math.min(...zoneValues) >= hi;
+          });
+          if (skip(p) !== skippable) throw new Error(`position ${p}: skip ${skip(p)}, expected ${skippable}`);
+          // … so never a zone holding a row in every range.
+          const holdsMatch = inZone.some((row) => asked.every(({ column, lo, hi }) => columns[column][row]! >= lo && columns[column][row]! < hi));
+          if (skip(p) && holdsMatch) throw new Error(`position ${p}: a zone holding a match skipped`);
+          zonesChecked++;
+        }
+        // A change of the order forgets them: zoneAfter walks again first.
+        index.restore(rows);
+        if (index.zoneSkipper(asked) !== undefined) throw new Error('zone maps kept across a change');
+      },
+    ),
+    { numRuns: 300 },
+  );
+  t.ok(zonesChecked > 5000, `${zonesChecked} positions checked`);
+});

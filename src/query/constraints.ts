@@ -208,14 +208,19 @@ function relatedCodes<R extends Identified>(
  * constraint, keeps walks and scans, which call it for every row they
  * read, cheap.
  */
-export function checkOf(table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): (row: number) => boolean {
-  const ranges: Array<{ column: string; values: Float64Array; lo: number; hi: number; share: number }> = [];
-  const others: Array<(row: number) => boolean> = [];
+/** The ranges these constraints set on columns: each range, and each set of a single code as the range of it. */
+export function rangesOf(constraints: readonly Constraint[]): Array<{ column: string; lo: number; hi: number }> {
+  const out: Array<{ column: string; lo: number; hi: number }> = [];
   for (const c of constraints) {
-    if (c.kind === 'test' || c.kind === 'rows' || (c.kind === 'codes' && c.codes.length !== 1)) continue;
-    const [lo, hi] = c.kind === 'range' ? [c.lo, c.hi] : [c.codes[0]!, c.codes[0]! + 1];
-    ranges.push({ column: c.column, values: table.column(c.column), lo, hi, share: 0 });
+    if (c.kind === 'range') out.push({ column: c.column, lo: c.lo, hi: c.hi });
+    else if (c.kind === 'codes' && c.codes.length === 1) out.push({ column: c.column, lo: c.codes[0]!, hi: c.codes[0]! + 1 });
   }
+  return out;
+}
+
+export function checkOf(table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): (row: number) => boolean {
+  const ranges = rangesOf(constraints).map((r) => ({ ...r, values: table.column(r.column), share: 0 }));
+  const others: Array<(row: number) => boolean> = [];
   if (ranges.length > 1) {
     // The rows each admits, from its index (two binary searches): the narrowest read first.
     for (const r of ranges) {

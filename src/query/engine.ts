@@ -32,10 +32,10 @@ import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { type Candidate, type Check, candidatesOf, inOrder } from './candidates.js';
 import { rowTest } from './row-bits.js';
-import { rankPage, rankPageCost, rowsOf, selectAcross, slice, sortedPage, walkNearer } from './pages.js';
+import { rankPage, rankPageCost, rowsOf, selectAcross, selectAcrossCost, slice, sortedPage, walkNearer } from './pages.js';
 import { scratch } from './scratch.js';
 import type { RankMatrix } from '../readmodel/rank-matrix.js';
-import { checkOf, type Constraint, constraintsOf, type Groups, type RowsConstraint } from './constraints.js';
+import { checkOf, type Constraint, constraintsOf, type Groups, rangesOf, type RowsConstraint } from './constraints.js';
 import type { SearchQuery } from './schema.js';
 
 export { intervalOf } from './constraints.js';
@@ -59,6 +59,8 @@ export interface SearchView extends ReadView {
 const SELECT_COST_PER_MATCH = 1;
 /** Rows a walk may read past its and the next way's estimates before it gives up for that way. */
 const WALK_SLACK = 1_000;
+/** A walk reading more than this many times its estimate (and the slack) wants a rank matrix to fall back on next time. */
+const WALK_OVERRUN = 4;
 /** Rank counts a pair of candidates may take to be counted (block pairs × levels). */
 const MAX_PAIR_COST = 20_000;
 
@@ -131,7 +133,8 @@ export function search<R extends Identified>(
   };
   /** The page by the walk, or undefined when it has read `budget` rows (it found fewer matches on its way than their count promised). */
   const walked = (count: number, budget: number): SearchResult | undefined => {
-    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkCost(count), budget)), descending, offset, limit, count, budget);
+    const skip = walk.index.zoneSkipper(rangesOf(constraints.filter((c) => !walk.covers.has(c))));
+    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkCost(count), budget)), descending, offset, limit, count, budget, skip);
     return rows && { count, rows };
   };
   const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * SELECT_COST_PER_MATCH : Infinity);
@@ -154,24 +157,39 @@ export function search<R extends Identified>(
       if (result) return { ...result, plan: i === 0 ? plan : `${plan} (after ${ways.slice(0, i).map((w) => w.plan).join(', ')})`, cost };
     }
   };
+  // Exact candidates out of the order whose rank matrix is not made: wanted once a walk reads far more rows than expected
+  // (its matches were bunched away from the end it started from), so that the same query again has the matrix to fall
+  // back on when its walk gives up.
+  const unranked: Candidate[] = [];
+  const walkOrWant = (count: number, budget: number): SearchResult | undefined => {
+    const expected = WALK_OVERRUN * walkCost(count) + WALK_SLACK;
+    if (unranked.length > 0 && expected < budget) {
+      const quick = walked(count, expected);
+      if (quick) return quick;
+      for (const candidate of unranked) table.ranks.want(candidate.index, order);
+    }
+    return walked(count, budget);
+  };
   for (const candidate of exact) {
     const count = candidate.size;
     if (offset >= count) return { count, rows: [] };
     const blocks = candidate.blocks.length / 2;
     const placed = inOrder(candidate, order);
     if (placed === 'each' && count > thresholds.small) {
-      consider('select across', blocks * 2 * bits ** 2, () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
+      consider('select across', selectAcrossCost(blocks, count, order.size, offset, limit), () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
     }
     consider('sort', sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
-    consider('walk', walkCost(count), (budget) => walked(count, budget));
-    // Out of order and dear either way: the rank matrix of its index by positions in the order (made in the background once wanted).
+    consider('walk', walkCost(count), (budget) => walkOrWant(count, budget));
+    // Out of order: the rank matrix of its index by positions in the order, wanted (made in the background) when the page
+    // is dear either way; else, when it is made already, a way to fall back on.
     const rankCost = rankPageCost(blocks * 2 * bits, Math.min(limit, count - offset), count, order.size);
-    if (placed === false && cheapest() > Math.max(rankCost, thresholds.rankFrom)) {
-      const matrix = table.ranks.get(candidate.index, order);
+    if (placed === false) {
+      const dear = cheapest() > Math.max(rankCost, thresholds.rankFrom);
+      const matrix = dear ? table.ranks.get(candidate.index, order) : table.ranks.peek(candidate.index, order);
       if (matrix) {
         const kth = (k: number) => matrix.kth(candidate.blocks, k);
         consider('rank', rankCost, () => ({ count, rows: rankPage(kth, count, order, checkAll(), descending, offset, limit) }));
-      }
+      } else unranked.push(candidate);
     }
   }
   if (ways.length > 0) return answerBest();

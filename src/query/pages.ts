@@ -5,7 +5,7 @@
  * rank matrix's k-th positions in the order; a sort of rows by their
  * positions in the order; a walk of the order testing each row.
  */
-import type { SortedIndex } from '../readmodel/sorted-index.js';
+import { SortedIndex } from '../readmodel/sorted-index.js';
 import type { Candidate, Check } from './candidates.js';
 import type { SearchResult } from './engine.js';
 import { scratch } from './scratch.js';
@@ -92,22 +92,40 @@ function selectRange(positions: Uint32Array, size: number, first: number, take: 
  * The page of the rows of a candidate in order (or reversed) that pass the
  * check, walking until it is full; undefined once it has read more than
  * `budget` rows (the matches were not where their count promised: another
- * way is cheaper now).
+ * way is cheaper now). `skip` (a zone map's, see SortedIndex.zoneSkipper)
+ * passes over whole zones of positions no row of which can pass.
  */
-export function walkPage(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number, budget = Infinity): number[] | undefined {
+export function walkPage(
+  walk: Candidate,
+  check: Check,
+  descending: boolean,
+  offset: number,
+  limit: number,
+  budget = Infinity,
+  skip?: (position: number) => boolean,
+): number[] | undefined {
   const rows = walk.index.order;
   const { blocks } = walk;
   const nBlocks = blocks.length / 2;
+  const mask = SortedIndex.zoneRows - 1;
+  // A zone's first position in the direction of the walk.
+  const zoneStart = descending ? mask : 0;
   const page: number[] = [];
   let count = 0;
   let read = 0;
   for (let j = 0; j < nBlocks; j++) {
     const b = 2 * (descending ? nBlocks - 1 - j : j);
-    const from = blocks[b]!;
-    const to = blocks[b + 1]!;
-    for (let k = 0; k < to - from; k++) {
+    const first = descending ? blocks[b + 1]! - 1 : blocks[b]!;
+    const end = descending ? blocks[b]! - 1 : blocks[b + 1]!;
+    for (let p = first; p !== end; ) {
+      if (skip !== undefined && (p === first || (p & mask) === zoneStart) && skip(p)) {
+        // To the next zone, or the block's end.
+        p = descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
+        continue;
+      }
       if (++read > budget) return undefined;
-      const row = rows[descending ? to - 1 - k : from + k]!;
+      const row = rows[p]!;
+      p += descending ? -1 : 1;
       if (!check(row)) continue;
       if (count++ >= offset) {
         page.push(row);
@@ -120,19 +138,35 @@ export function walkPage(walk: Candidate, check: Check, descending: boolean, off
 
 /**
  * The page of an exact candidate whose blocks are each in the order (a
- * block of one opportunity, in start order), without reading its rows: the
- * first row of the page is the one whose position in the order has exactly
- * `skip` rows of the blocks before it, found by a binary search over
- * positions that counts, in each block, the rows before a position by
- * binary search; then the blocks are merged from there.
+ * block of one opportunity, in start order), without reading its rows:
+ * near either end (a first page, ascending or descending), by merging the
+ * blocks from that end; elsewhere, the first row of the page is the one
+ * whose position in the order has exactly `skip` rows of the blocks before
+ * it, found by a binary search over positions that counts, in each block,
+ * the rows before a position by binary search; then the blocks are merged
+ * from there. `way` forces one or the other (tests).
  */
-export function selectAcross(candidate: Candidate, order: SortedIndex, descending: boolean, offset: number, limit: number): number[] {
+export function selectAcross(
+  candidate: Candidate,
+  order: SortedIndex,
+  descending: boolean,
+  offset: number,
+  limit: number,
+  way: 'best' | 'search' | 'merge' = 'best',
+): number[] {
   const ranks = order.ranks();
   const rows = candidate.index.order;
   const { blocks, size } = candidate;
   const n = blocks.length / 2;
   const take = Math.min(limit, size - offset);
   const skip = descending ? size - offset - take : offset;
+  const { merge, search } = selectAcrossCosts(n, size, order.size, skip, take);
+  const fromEnd = size - skip - take < skip;
+  const passed = fromEnd ? size - skip - take : skip;
+  if (way === 'merge' || (way === 'best' && merge <= search)) {
+    const page = fromEnd ? mergeBack(ranks, rows, blocks, passed, take) : mergeFrom(ranks, rows, blocks, blocks.filter((_, i) => i % 2 === 0), passed, take);
+    return fromEnd === descending ? page : page.reverse();
+  }
   /** In block j, the first position whose row is at `rank` or after in the order. */
   const boundIn = (j: number, rank: number) => {
     let lo = blocks[2 * j]!;
@@ -155,19 +189,62 @@ export function selectAcross(candidate: Candidate, order: SortedIndex, descendin
     else lo = mid + 1;
   }
   // Ranks are distinct: exactly `skip` rows of the blocks are before that rank; merge from there.
-  const heads = Array.from({ length: n }, (_, j) => boundIn(j, lo));
-  const page: number[] = [];
-  for (let got = 0; got < take; got++) {
-    let next = -1;
-    for (let j = 0; j < n; j++) {
-      if (heads[j]! >= blocks[2 * j + 1]!) continue;
-      if (next < 0 || ranks[rows[heads[j]!]!]! < ranks[rows[heads[next]!]!]!) next = j;
-    }
-    page.push(rows[heads[next]!]!);
-    heads[next]!++;
-  }
+  const page = mergeFrom(ranks, rows, blocks, Array.from({ length: n }, (_, j) => boundIn(j, lo)), 0, take);
   // A descending page is the ascending one before it, read from its end.
   return descending ? page.reverse() : page;
+}
+
+/**
+ * What selectAcross costs, in rows read, by merging `n` blocks of `size` rows in all from the page's nearer end
+ * (a row of each block per row passed over or taken) and by searching for the page's first row (about
+ * log2(order) × log2(block) probes per block, two rows read a probe, then the merge of the page).
+ */
+function selectAcrossCosts(n: number, size: number, orderSize: number, skip: number, take: number): { merge: number; search: number } {
+  const passed = Math.min(skip, size - skip - take);
+  return { merge: (passed + take) * n, search: 2 * Math.log2(orderSize + 1) * Math.log2(size / n + 1) * n + take * n };
+}
+
+/** selectAcross's cost for a page of a candidate of `n` blocks and `size` rows (see selectAcrossCosts). */
+export function selectAcrossCost(n: number, size: number, orderSize: number, offset: number, limit: number): number {
+  const { merge, search } = selectAcrossCosts(n, size, orderSize, offset, Math.min(limit, size - offset));
+  return Math.min(merge, search);
+}
+
+/** Merging blocks each in the order from `heads` (a position in each): `take` rows after passing over `skip`, ascending. */
+function mergeFrom(ranks: Uint32Array, rows: Uint32Array, blocks: readonly number[], heads: number[], skip: number, take: number): number[] {
+  const n = heads.length;
+  const page: number[] = [];
+  for (let got = -skip; got < take; got++) {
+    let next = -1;
+    let best = 0;
+    for (let j = 0; j < n; j++) {
+      if (heads[j]! >= blocks[2 * j + 1]!) continue;
+      const rank = ranks[rows[heads[j]!]!]!;
+      if (next < 0 || rank < best) [next, best] = [j, rank];
+    }
+    if (got >= 0) page.push(rows[heads[next]!]!);
+    heads[next]!++;
+  }
+  return page;
+}
+
+/** The same from the blocks' ends: `take` rows after passing over `skip`, descending. */
+function mergeBack(ranks: Uint32Array, rows: Uint32Array, blocks: readonly number[], skip: number, take: number): number[] {
+  const n = blocks.length / 2;
+  const tails = Array.from({ length: n }, (_, j) => blocks[2 * j + 1]!);
+  const page: number[] = [];
+  for (let got = -skip; got < take; got++) {
+    let next = -1;
+    let best = 0;
+    for (let j = 0; j < n; j++) {
+      if (tails[j]! <= blocks[2 * j]!) continue;
+      const rank = ranks[rows[tails[j]! - 1]!]!;
+      if (next < 0 || rank > best) [next, best] = [j, rank];
+    }
+    tails[next]!--;
+    if (got >= 0) page.push(rows[tails[next]!]!);
+  }
+  return page;
 }
 
 /**
@@ -209,12 +286,21 @@ export function rankPage(
  * `walkPage` for a selection of `count` rows, from whichever end of the
  * walk its page is nearer to.
  */
-export function walkNearer(walk: Candidate, check: Check, descending: boolean, offset: number, limit: number, count: number, budget = Infinity): number[] | undefined {
+export function walkNearer(
+  walk: Candidate,
+  check: Check,
+  descending: boolean,
+  offset: number,
+  limit: number,
+  count: number,
+  budget = Infinity,
+  skip?: (position: number) => boolean,
+): number[] | undefined {
   const take = Math.min(limit, count - offset);
   if (take <= 0) return [];
   const fromOtherEnd = count - offset - take;
-  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take, budget);
-  return walkPage(walk, check, !descending, fromOtherEnd, take, budget)?.reverse();
+  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take, budget, skip);
+  return walkPage(walk, check, !descending, fromOtherEnd, take, budget, skip)?.reverse();
 }
 
 /** Rows of the order between the page's first and last, per row of the page, past which each is found by its own k-th. */

@@ -62,6 +62,13 @@ export class OrderRanks {
 
   /** The matrix of `from` by positions in `order`, if it is up to date with both; else it is wanted, and undefined. */
   get(from: SortedIndex, order: SortedIndex): RankMatrix | undefined {
+    const matrix = this.peek(from, order);
+    if (matrix === undefined) this.want(from, order);
+    return matrix;
+  }
+
+  /** The matrix of `from` by positions in `order`, if it is up to date with both (not wanted when it is not). */
+  peek(from: SortedIndex, order: SortedIndex): RankMatrix | undefined {
     const key = keyOf(from, order);
     const made = this.made.get(key);
     if (made && made.fromVersion === from.version && made.orderVersion === order.version) {
@@ -72,8 +79,13 @@ export class OrderRanks {
       this.made.delete(key);
       if (made.uses < USEFUL) this.wasted();
     }
-    this.wanted.set(key, [from, order]);
     return undefined;
+  }
+
+  /** Make the matrix of `from` by positions in `order` (in the background, once the table is quiet). */
+  want(from: SortedIndex, order: SortedIndex): void {
+    const key = keyOf(from, order);
+    if (!this.made.has(key) && this.building?.key !== key) this.wanted.set(key, [from, order]);
   }
 
   /** Bytes the matrices hold. */

@@ -44,6 +44,25 @@ const MAX_RUN_ENDS = 4096;
 const FENCE_STRIDE = 64;
 const FENCED_KEYS = 2;
 
+/**
+ * A zone map of a column over an index: for each zone of `SortedIndex.zoneRows` consecutive positions, the least and
+ * greatest value of the column among its rows. A walk of the index skips every zone whose values cannot meet a range
+ * it tests (see `zoneSkipper`): where the walked order and the tested column go together (a shift's start and end,
+ * its creation and last update), a walk for a range of one in the order of the other skips the zones before the
+ * matches instead of reading and testing every row there.
+ */
+export interface ZoneMap {
+  readonly min: Float64Array;
+  readonly max: Float64Array;
+}
+
+/** A range a walk tests: half-open, on a column. */
+export interface ZoneRange {
+  readonly column: string;
+  readonly lo: number;
+  readonly hi: number;
+}
+
 export class SortedIndex {
   private rows: Uint32Array = new Uint32Array(16);
   private length = 0;
@@ -55,11 +74,21 @@ export class SortedIndex {
   private readonly fences: (Float64Array | undefined)[] = [];
   /** Binary searches since the last change. */
   private searches = 0;
+  /** Per column: its zone map, until the next change. */
+  private readonly zoneMaps = new Map<string, ZoneMap>();
+  /** Walks that asked for zone maps since the last change. */
+  private zoneAsks = 0;
+  /** The last two lowerBound values and their bounds (value, bound, value, bound; NaN: none), until the next change. */
+  private readonly lastBounds = new Float64Array([NaN, 0, NaN, 0]);
   /** Moves on every change of the order (what is derived from it checks it). */
   version = 0;
 
   /** Binary searches an index answers unchanged before it makes its fences (tests lower it). */
   static fenceAfter = 4096;
+  /** Walks an index serves unchanged before it makes zone maps for them (tests lower it). */
+  static zoneAfter = 64;
+  /** Positions per zone of a zone map: a power of two (tests lower it). */
+  static zoneRows = 256;
 
   constructor(
     readonly def: IndexDef,
@@ -126,9 +155,23 @@ export class SortedIndex {
     };
   }
 
-  /** First position whose leading column is ≥ `value`. */
+  /**
+   * First position whose leading column is ≥ `value`. The last two are
+   * remembered until the next change: a search asks for the bounds of its
+   * ranges more than once (whether a range filters anything, the
+   * candidates, the order of its row tests), each a binary search over
+   * memory that is mostly not in the cache.
+   */
   lowerBound(value: number): number {
-    return this.boundOn(0, value, 0, this.length);
+    const known = this.lastBounds;
+    if (known[0] === value) return known[1]!;
+    if (known[2] === value) return known[3]!;
+    const bound = this.boundOn(0, value, 0, this.length);
+    known[2] = known[0]!;
+    known[3] = known[1]!;
+    known[0] = value;
+    known[1] = bound;
+    return bound;
   }
 
   /**
@@ -345,6 +388,58 @@ export class SortedIndex {
     this.runEnds.clear();
     this.fences.length = 0;
     this.searches = 0;
+    this.zoneMaps.clear();
+    this.zoneAsks = 0;
+    this.lastBounds[0] = this.lastBounds[2] = NaN;
+  }
+
+  /**
+   * For a walk of this index testing these ranges: a function of a
+   * position telling whether no row of its zone can be in all of them
+   * (the zones are `SortedIndex.zoneRows` positions from 0), or undefined
+   * when there is none to skip by: no range, or the index has not served
+   * `zoneAfter` walks unchanged (under a stream of changes a zone map, a
+   * read of every row, would cost more than the walks until the next
+   * change save).
+   */
+  zoneSkipper(ranges: readonly ZoneRange[]): ((position: number) => boolean) | undefined {
+    if (ranges.length === 0 || ++this.zoneAsks <= SortedIndex.zoneAfter) return undefined;
+    const shift = Math.log2(SortedIndex.zoneRows);
+    const maps = ranges.map((r) => ({ ...this.zoneMap(r.column), lo: r.lo, hi: r.hi }));
+    return (position) => {
+      const z = position >>> shift;
+      for (let i = 0; i < maps.length; i++) {
+        const m = maps[i]!;
+        if (m.max[z]! < m.lo || m.min[z]! >= m.hi) return true;
+      }
+      return false;
+    };
+  }
+
+  private zoneMap(column: string): ZoneMap {
+    let map = this.zoneMaps.get(column);
+    if (map === undefined) {
+      const values = this.source.column(column);
+      const per = SortedIndex.zoneRows;
+      const zones = Math.ceil(this.length / per);
+      const min = new Float64Array(zones);
+      const max = new Float64Array(zones);
+      const rows = this.rows;
+      for (let z = 0; z < zones; z++) {
+        let lo = Infinity;
+        let hi = -Infinity;
+        for (let p = z * per, end = Math.min(p + per, this.length); p < end; p++) {
+          const v = values[rows[p]!]!;
+          if (v < lo) lo = v;
+          if (v > hi) hi = v;
+        }
+        min[z] = lo;
+        max[z] = hi;
+      }
+      map = { min, max };
+      this.zoneMaps.set(column, map);
+    }
+    return map;
   }
 
   private fence(key: number): Float64Array {
