@@ -124,6 +124,10 @@ function skipScan(index: SortedIndex, from: number, to: number, first: Keyed | u
   let at = from;
   for (let groups = 1; at < to; groups++) {
     if (groups > budget) return undefined;
+    // Past 16, 64 and 256 values: as many more as the rows left hold at the rate so far, and more than twice the budget
+    // in all, give up now (a leading column of timestamps holds a value a row: read to the budget, such scans cost the
+    // random mix's searches 10 µs each on average).
+    if ((groups === 16 || groups === 64 || groups === 256) && ((groups - 1) * (to - from)) / (at - from) > 2 * budget) return undefined;
     const next = Math.min(index.runEnd(table[rows[at]!]!), to);
     narrow(index, at, next, second, blocks);
     at = next;
