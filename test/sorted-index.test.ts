@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { ColumnRanks, SortedIndex } from '../src/readmodel/sorted-index.js';
+import { ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
 import { Table } from '../src/readmodel/table.js';
 
 // Every binary search narrows down on the fences at once (the server waits for an index to stay unchanged first).
@@ -177,20 +177,22 @@ t.test('postings: the rows holding each value are those of the live records that
   t.ok(checked > 1000, `${checked} postings checked`);
 });
 
-t.test('zone maps: a walk is told to skip exactly the zones whose values miss one of its ranges (never one holding a match), once the index has served enough walks unchanged', async (t) => {
+t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no row of them matches) and which lie within them all (every row does), once the index has served enough walks unchanged', async (t) => {
   const saved = { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows };
   t.teardown(() => {
     SortedIndex.zoneAfter = saved.after;
     SortedIndex.zoneRows = saved.rows;
   });
   let zonesChecked = 0;
+  const seen = { none: 0, all: 0, some: 0 };
   fc.assert(
     fc.property(
       fc.integer({ min: 1, max: 300 }).chain((n) => fc.array(fc.tuple(fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 40 })), { minLength: n, maxLength: n })),
       fc.constantFrom(1, 2, 4, 16),
       // Ranges as the engine asks for them: never empty.
-      fc.array(fc.tuple(fc.constantFrom('a' as const, 'b' as const), fc.integer({ min: -2, max: 42 }), fc.integer({ min: 1, max: 20 })), { minLength: 1, maxLength: 3 }),
-      (values, zoneRows, ranges) => {
+      fc.array(fc.tuple(fc.constantFrom('a' as const, 'b' as const), fc.integer({ min: -2, max: 42 }), fc.integer({ min: 1, max: 30 })), { minLength: 1, maxLength: 3 }),
+      fc.boolean(),
+      (values, zoneRows, ranges, complete) => {
         SortedIndex.zoneRows = zoneRows;
         SortedIndex.zoneAfter = 2;
         const columns = { a: Float64Array.from(values, ([a]) => a), b: Float64Array.from(values, ([, b]) => b) };
@@ -199,29 +201,33 @@ t.test('zone maps: a walk is told to skip exactly the zones whose values miss on
         index.restore(rows);
         const asked = ranges.map(([column, lo, width]) => ({ column, lo, hi: lo + width }));
         // Not before it has served zoneAfter walks unchanged.
-        if (index.zoneSkipper(asked) !== undefined || index.zoneSkipper(asked) !== undefined) throw new Error('zone maps made at once');
-        const skip = index.zoneSkipper(asked);
-        if (skip === undefined) throw new Error('no zone maps after two walks');
+        if (index.zoneTester(asked, complete) !== undefined || index.zoneTester(asked, complete) !== undefined) throw new Error('zone maps made at once');
+        const zones = index.zoneTester(asked, complete);
+        if (zones === undefined) throw new Error('no zone maps after two walks');
+        const inRange = (row: number, { column, lo, hi }: (typeof asked)[number]) => columns[column][row]! >= lo && columns[column][row]! < hi;
         for (let p = 0; p < index.size; p++) {
           const zone = Math.floor(p / zoneRows);
           const inZone = Array.from(rows.subarray(zone * zoneRows, (zone + 1) * zoneRows));
-          // Skipped when some range lies wholly below or above the zone's values of its column …
-          const skippable = asked.some(({ column, lo, hi }) => {
-            const zoneValues = inZone.map((row) => columns[column][row]!);
-            return Math.max(...zoneValues) < lo || Math.min(...zoneValues) >= hi;
-          });
-          if (skip(p) !== skippable) throw new Error(`position ${p}: skip ${skip(p)}, expected ${skippable}`);
-          // … so never a zone holding a row in every range.
-          const holdsMatch = inZone.some((row) => asked.every(({ column, lo, hi }) => columns[column][row]! >= lo && columns[column][row]! < hi));
-          if (skip(p) && holdsMatch) throw new Error(`position ${p}: a zone holding a match skipped`);
+          const bounds = (column: 'a' | 'b') => [Math.min(...inZone.map((row) => columns[column][row]!)), Math.max(...inZone.map((row) => columns[column][row]!))];
+          // NONE when some range lies wholly below or above the zone's values of its column, ALL when (the ranges being all
+          // the walk tests) every range holds them all, else SOME …
+          const none = asked.some(({ column, lo, hi }) => bounds(column)[1]! < lo || bounds(column)[0]! >= hi);
+          const all = complete && asked.every(({ column, lo, hi }) => bounds(column)[0]! >= lo && bounds(column)[1]! < hi);
+          const expected = none ? ZONE_NONE : all ? ZONE_ALL : ZONE_SOME;
+          if (zones(p) !== expected) throw new Error(`position ${p}: ${zones(p)}, expected ${expected}`);
+          // … so never a zone holding a match skipped, nor one holding a row out of the ranges counted whole.
+          if (expected === ZONE_NONE && inZone.some((row) => asked.every((r) => inRange(row, r)))) throw new Error(`position ${p}: a match skipped`);
+          if (expected === ZONE_ALL && !inZone.every((row) => asked.every((r) => inRange(row, r)))) throw new Error(`position ${p}: a row out of range counted`);
+          seen[expected === ZONE_NONE ? 'none' : expected === ZONE_ALL ? 'all' : 'some']++;
           zonesChecked++;
         }
         // A change of the order forgets them: zoneAfter walks again first.
         index.restore(rows);
-        if (index.zoneSkipper(asked) !== undefined) throw new Error('zone maps kept across a change');
+        if (index.zoneTester(asked, complete) !== undefined) throw new Error('zone maps kept across a change');
       },
     ),
     { numRuns: 300 },
   );
   t.ok(zonesChecked > 5000, `${zonesChecked} positions checked`);
+  t.ok(seen.none > 500 && seen.all > 500 && seen.some > 500, `zones of each kind met: ${JSON.stringify(seen)}`);
 });

@@ -28,7 +28,7 @@
  */
 import type { Kind, Records } from '../../projections/records.js';
 import type { ReadView } from '../../projections/projection.js';
-import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
+import { type Identified, SortedIndex, ZONE_ALL, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { type Candidate, type Check, candidatesOf, inOrder } from './candidates.js';
 import { rowTest } from './row-bits.js';
@@ -114,6 +114,12 @@ export function search<R extends Identified>(
     const rows = offset >= count ? [] : sortedPage(order, matches.subarray(0, count), count, descending, offset, limit);
     return { count, rows, plan: 'postings', cost: posting.rows.size };
   }
+  /** How the zones of a candidate's index stand against the ranges it leaves (see SortedIndex.zoneTester). */
+  const zonesFor = (candidate: Candidate): ZoneTest | undefined => {
+    const left = constraints.filter((c) => !candidate.covers.has(c));
+    const ranges = rangesOf(left);
+    return candidate.index.zoneTester(ranges, ranges.length === left.length);
+  };
   /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
   const checkBesides = (candidate: Candidate, reads: number) => {
     const left = constraints.filter((c) => !candidate.covers.has(c));
@@ -133,8 +139,7 @@ export function search<R extends Identified>(
   };
   /** The page by the walk, or undefined when it has read `budget` rows (it found fewer matches on its way than their count promised). */
   const walked = (count: number, budget: number): SearchResult | undefined => {
-    const skip = walk.index.zoneSkipper(rangesOf(constraints.filter((c) => !walk.covers.has(c))));
-    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkCost(count), budget)), descending, offset, limit, count, budget, skip);
+    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkCost(count), budget)), descending, offset, limit, count, budget, zonesFor(walk));
     return rows && { count, rows };
   };
   const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * SELECT_COST_PER_MATCH : Infinity);
@@ -200,8 +205,9 @@ export function search<R extends Identified>(
   const scanned = (): SearchResult => {
     // Made when it is used: another way tried first may have marked rows in the same scratch bits.
     const check = checkBesides(driver, driver.size);
-    if (driverInOrder) return scanInOrder(driver, check, descending, offset, limit);
-    const { count, matches } = scanMatches(driver, check, thresholds.maxSorted);
+    const zones = zonesFor(driver);
+    if (driverInOrder) return scanInOrder(driver, check, descending, offset, limit, zones);
+    const { count, matches } = scanMatches(driver, check, thresholds.maxSorted, zones);
     if (offset >= count) return { count, rows: [] };
     const sorted = sortCost(count);
     const walkedFirst = walkCost(count) < sorted ? walked(count, walkCost(count) + sorted + WALK_SLACK) : undefined;
@@ -229,33 +235,66 @@ export function search<R extends Identified>(
   return answerBest();
 }
 
-/** The count and page of a candidate in the order, testing its rows (a descending page by a walk back from the nearer end). */
-function scanInOrder(driver: Candidate, check: Check, descending: boolean, offset: number, limit: number): SearchResult {
+/**
+ * The count and page of a candidate in the order, testing its rows (a descending page by a walk back from the nearer
+ * end); by `zones`, whole zones none of whose rows pass are skipped and those all of whose rows pass counted untested.
+ */
+function scanInOrder(driver: Candidate, check: Check, descending: boolean, offset: number, limit: number, zones: ZoneTest | undefined): SearchResult {
   const rows = driver.index.order;
   const { blocks } = driver;
+  const mask = SortedIndex.zoneRows - 1;
   const page: number[] = [];
   let count = 0;
   for (let b = 0; b < blocks.length; b += 2) {
-    for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
-      const row = rows[i]!;
+    const from = blocks[b]!;
+    const to = blocks[b + 1]!;
+    for (let i = from; i < to; ) {
+      if (zones !== undefined && (i === from || (i & mask) === 0)) {
+        const zone = zones(i);
+        if (zone !== ZONE_SOME) {
+          const next = Math.min((i | mask) + 1, to);
+          for (; zone === ZONE_ALL && i < next; i++) {
+            if (count >= offset && page.length < limit) page.push(rows[i]!);
+            count++;
+          }
+          i = next;
+          continue;
+        }
+      }
+      const row = rows[i++]!;
       if (!check(row)) continue;
       if (count >= offset && page.length < limit) page.push(row);
       count++;
     }
   }
   if (offset >= count || !descending) return { count, rows: page };
-  return { count, rows: walkNearer(driver, check, true, offset, limit, count)! }; // (with no budget, a walk always ends)
+  return { count, rows: walkNearer(driver, check, true, offset, limit, count, Infinity, zones)! }; // (with no budget, a walk always ends)
 }
 
-/** How many rows of a candidate pass the check, and the first `max` of them (in a scratch array). */
-function scanMatches(driver: Candidate, check: Check, max: number): { count: number; matches: Uint32Array } {
+/** How many rows of a candidate pass the check, and the first `max` of them (in a scratch array); `zones` as for scanInOrder. */
+function scanMatches(driver: Candidate, check: Check, max: number, zones: ZoneTest | undefined): { count: number; matches: Uint32Array } {
   const rows = driver.index.order;
   const { blocks } = driver;
+  const mask = SortedIndex.zoneRows - 1;
   const found = scratch('matches', Math.min(max, driver.size));
   let count = 0;
   for (let b = 0; b < blocks.length; b += 2) {
-    for (let i = blocks[b]!, to = blocks[b + 1]!; i < to; i++) {
-      const row = rows[i]!;
+    const from = blocks[b]!;
+    const to = blocks[b + 1]!;
+    for (let i = from; i < to; ) {
+      if (zones !== undefined && (i === from || (i & mask) === 0)) {
+        const zone = zones(i);
+        if (zone !== ZONE_SOME) {
+          const next = Math.min((i | mask) + 1, to);
+          for (; zone === ZONE_ALL && i < next; i++) {
+            if (count < max) found[count] = rows[i]!;
+            count++;
+          }
+          i = next;
+          continue;
+        }
+      }
+      const row = rows[i++]!;
       if (!check(row)) continue;
       if (count < max) found[count] = row;
       count++;

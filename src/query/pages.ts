@@ -5,7 +5,7 @@
  * rank matrix's k-th positions in the order; a sort of rows by their
  * positions in the order; a walk of the order testing each row.
  */
-import { SortedIndex } from '../readmodel/sorted-index.js';
+import { SortedIndex, ZONE_ALL, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
 import type { Candidate, Check } from './candidates.js';
 import type { SearchResult } from './engine.js';
 import { scratch } from './scratch.js';
@@ -92,8 +92,9 @@ function selectRange(positions: Uint32Array, size: number, first: number, take: 
  * The page of the rows of a candidate in order (or reversed) that pass the
  * check, walking until it is full; undefined once it has read more than
  * `budget` rows (the matches were not where their count promised: another
- * way is cheaper now). `skip` (a zone map's, see SortedIndex.zoneSkipper)
- * passes over whole zones of positions no row of which can pass.
+ * way is cheaper now). `zones` (see SortedIndex.zoneTester) passes over
+ * whole zones of positions none of whose rows can pass, and counts those
+ * all of whose rows pass without reading them while the page lies beyond.
  */
 export function walkPage(
   walk: Candidate,
@@ -102,7 +103,7 @@ export function walkPage(
   offset: number,
   limit: number,
   budget = Infinity,
-  skip?: (position: number) => boolean,
+  zones?: ZoneTest,
 ): number[] | undefined {
   const rows = walk.index.order;
   const { blocks } = walk;
@@ -118,10 +119,18 @@ export function walkPage(
     const first = descending ? blocks[b + 1]! - 1 : blocks[b]!;
     const end = descending ? blocks[b]! - 1 : blocks[b + 1]!;
     for (let p = first; p !== end; ) {
-      if (skip !== undefined && (p === first || (p & mask) === zoneStart) && skip(p)) {
-        // To the next zone, or the block's end.
-        p = descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
-        continue;
+      if (zones !== undefined && (p === first || (p & mask) === zoneStart)) {
+        const zone = zones(p);
+        if (zone !== ZONE_SOME) {
+          // The next zone, or the block's end.
+          const next = descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
+          const passing = zone === ZONE_ALL ? Math.abs(next - p) : 0;
+          if (count + passing <= offset) {
+            count += passing;
+            p = next;
+            continue;
+          }
+        }
       }
       if (++read > budget) return undefined;
       const row = rows[p]!;
@@ -294,13 +303,13 @@ export function walkNearer(
   limit: number,
   count: number,
   budget = Infinity,
-  skip?: (position: number) => boolean,
+  zones?: ZoneTest,
 ): number[] | undefined {
   const take = Math.min(limit, count - offset);
   if (take <= 0) return [];
   const fromOtherEnd = count - offset - take;
-  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take, budget, skip);
-  return walkPage(walk, check, !descending, fromOtherEnd, take, budget, skip)?.reverse();
+  if (fromOtherEnd >= offset) return walkPage(walk, check, descending, offset, take, budget, zones);
+  return walkPage(walk, check, !descending, fromOtherEnd, take, budget, zones)?.reverse();
 }
 
 /** Rows of the order between the page's first and last, per row of the page, past which each is found by its own k-th. */

@@ -46,10 +46,10 @@ const FENCED_KEYS = 2;
 
 /**
  * A zone map of a column over an index: for each zone of `SortedIndex.zoneRows` consecutive positions, the least and
- * greatest value of the column among its rows. A walk of the index skips every zone whose values cannot meet a range
- * it tests (see `zoneSkipper`): where the walked order and the tested column go together (a shift's start and end,
- * its creation and last update), a walk for a range of one in the order of the other skips the zones before the
- * matches instead of reading and testing every row there.
+ * greatest value of the column among its rows. A walk or scan of the index skips every zone whose values cannot meet
+ * a range it tests, and counts without testing a zone whose values all do (see `zoneTester`): where the order and the
+ * tested column go together (a shift's start and end, its creation and last update), a walk for a range of one in the
+ * order of the other skips the zones before the matches instead of reading and testing every row there.
  */
 export interface ZoneMap {
   readonly min: Float64Array;
@@ -62,6 +62,12 @@ export interface ZoneRange {
   readonly lo: number;
   readonly hi: number;
 }
+
+/** How a zone stands against the ranges a walk or scan tests: no row of it can be in them all, every row is, or some may be. */
+export const ZONE_NONE = 0;
+export const ZONE_ALL = 1;
+export const ZONE_SOME = 2;
+export type ZoneTest = (position: number) => typeof ZONE_NONE | typeof ZONE_ALL | typeof ZONE_SOME;
 
 export class SortedIndex {
   private rows: Uint32Array = new Uint32Array(16);
@@ -78,6 +84,8 @@ export class SortedIndex {
   private readonly zoneMaps = new Map<string, ZoneMap>();
   /** Walks that asked for zone maps since the last change. */
   private zoneAsks = 0;
+  /** The zone size the maps were made with. */
+  private zoneMapRows = 0;
   /** The last two lowerBound values and their bounds (value, bound, value, bound; NaN: none), until the next change. */
   private readonly lastBounds = new Float64Array([NaN, 0, NaN, 0]);
   /** Moves on every change of the order (what is derived from it checks it). */
@@ -394,25 +402,36 @@ export class SortedIndex {
   }
 
   /**
-   * For a walk of this index testing these ranges: a function of a
-   * position telling whether no row of its zone can be in all of them
-   * (the zones are `SortedIndex.zoneRows` positions from 0), or undefined
-   * when there is none to skip by: no range, or the index has not served
+   * For a walk or scan of this index testing these ranges: a function of
+   * a position telling how its zone (the zones are `SortedIndex.zoneRows`
+   * positions from 0) stands against them — ZONE_NONE when some range
+   * misses its values, ZONE_ALL when every range holds them all and the
+   * ranges are `complete` (all the walk tests), else ZONE_SOME. Undefined
+   * when there is nothing to go by: no range, or the index has not served
    * `zoneAfter` walks unchanged (under a stream of changes a zone map, a
    * read of every row, would cost more than the walks until the next
    * change save).
    */
-  zoneSkipper(ranges: readonly ZoneRange[]): ((position: number) => boolean) | undefined {
+  zoneTester(ranges: readonly ZoneRange[], complete: boolean): ZoneTest | undefined {
     if (ranges.length === 0 || ++this.zoneAsks <= SortedIndex.zoneAfter) return undefined;
+    // (Maps made with zones of another size, before a test changed it, are made again.)
+    if (this.zoneMapRows !== SortedIndex.zoneRows) {
+      this.zoneMaps.clear();
+      this.zoneMapRows = SortedIndex.zoneRows;
+    }
     const shift = Math.log2(SortedIndex.zoneRows);
     const maps = ranges.map((r) => ({ ...this.zoneMap(r.column), lo: r.lo, hi: r.hi }));
     return (position) => {
       const z = position >>> shift;
+      let all = complete;
       for (let i = 0; i < maps.length; i++) {
         const m = maps[i]!;
-        if (m.max[z]! < m.lo || m.min[z]! >= m.hi) return true;
+        const least = m.min[z]!;
+        const greatest = m.max[z]!;
+        if (greatest < m.lo || least >= m.hi) return ZONE_NONE;
+        if (least < m.lo || greatest >= m.hi) all = false;
       }
-      return false;
+      return all ? ZONE_ALL : ZONE_SOME;
     };
   }
 
