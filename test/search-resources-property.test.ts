@@ -471,3 +471,20 @@ t.test('reservations search', async (t) =>
     related: OPPORTUNITIES.map((o) => put('opportunity', o)),
   }),
 );
+
+t.test('every column a filter of a resource constrains leads one of its table\'s indexes (no filter alone is a scan of the table)', async (t) => {
+  let checked = 0;
+  for (const def of Object.values(resources) as ResourceDef<Kind>[]) {
+    const led = new Set(def.indexes.map((index) => index.keys[0]));
+    for (const param of def.params) {
+      // Values a record holds several of are in postings; a group's items are tested; the id is the row lookup.
+      if ('value' in param && param.value !== undefined) continue;
+      if ('group' in param && param.group !== undefined) continue;
+      if ('primaryKey' in param && param.primaryKey) continue;
+      const column = 'symbol' in param && param.symbol !== undefined ? param.symbol : 'through' in param && param.through !== undefined ? param.through.symbol : 'column' in param ? param.column : undefined;
+      t.ok(column !== undefined && led.has(column), `/api/${def.path}: ${param.name} (column ${column})`);
+      checked++;
+    }
+  }
+  t.ok(checked > 40, `${checked} filters checked`);
+});

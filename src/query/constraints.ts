@@ -199,15 +199,6 @@ function relatedCodes<R extends Identified>(
   return out;
 }
 
-/**
- * Whether a row satisfies every one of these constraints, as one function:
- * ranges (and single codes, a range of one) read their columns in one
- * closure, the one that admits the fewest rows of its index first (when
- * there are several); sets of
- * codes, then row tests, after them. One call per row, not one per
- * constraint, keeps walks and scans, which call it for every row they
- * read, cheap.
- */
 /** The ranges these constraints set on columns: each range, and each set of a single code as the range of it. */
 export function rangesOf(constraints: readonly Constraint[]): Array<{ column: string; lo: number; hi: number }> {
   const out: Array<{ column: string; lo: number; hi: number }> = [];
@@ -218,6 +209,15 @@ export function rangesOf(constraints: readonly Constraint[]): Array<{ column: st
   return out;
 }
 
+/**
+ * Whether a row satisfies every one of these constraints, as one function:
+ * ranges (and single codes, a range of one) read their columns in one
+ * closure, the one that admits the fewest rows of its index first (when
+ * there are several); sets of
+ * codes, then row tests, after them. One call per row, not one per
+ * constraint, keeps walks and scans, which call it for every row they
+ * read, cheap.
+ */
 export function checkOf(table: Pick<Table<Identified>, 'column' | 'indexLedBy'>, constraints: readonly Constraint[]): (row: number) => boolean {
   const ranges = rangesOf(constraints).map((r) => ({ ...r, values: table.column(r.column), share: 0 }));
   const others: Array<(row: number) => boolean> = [];
