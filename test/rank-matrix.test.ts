@@ -46,12 +46,9 @@ t.test('the k-th smallest value of any blocks is that of a sort of their values'
   t.ok(compared > 5000, `${compared} k-th values compared`);
 });
 
-t.test("a table's matrices: made once it is quiet, and after each thrown away unused it must be quiet twice as long", async (t) => {
-  const quiet = OrderRanks.quietMs;
-  OrderRanks.quietMs = 200;
-  t.teardown(() => void (OrderRanks.quietMs = quiet));
-  const n = 64;
-  const values = { a: Float64Array.from({ length: n }, (_, i) => i), b: Float64Array.from({ length: n }, (_, i) => (i * 37) % n) };
+/** Rows 0…n-1 with a = row and b = row × step mod n: an index by a (`from`) and one by b (`order`), (re)filled by `reorder`. */
+function twoIndexes(n: number, step: number) {
+  const values = { a: Float64Array.from({ length: n }, (_, i) => i), b: Float64Array.from({ length: n }, (_, i) => (i * step) % n) };
   const source = { column: (name: string) => values[name as 'a' | 'b'], idOf: (row: number) => String(row).padStart(3, '0') };
   const from = new SortedIndex({ name: 'a', keys: ['a'] }, source);
   const order = new SortedIndex({ name: 'b', keys: ['b'] }, source);
@@ -60,6 +57,14 @@ t.test("a table's matrices: made once it is quiet, and after each thrown away un
     from.restore(rows);
     order.restore(Uint32Array.from(rows).sort((x, y) => values.b[x]! - values.b[y]!));
   };
+  return { from, order, reorder };
+}
+
+t.test("a table's matrices: made once it is quiet, and after each thrown away unused it must be quiet twice as long", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  OrderRanks.quietMs = 200;
+  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  const { from, order, reorder } = twoIndexes(64, 37);
   const ranks = new OrderRanks();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
   /** Whether the matrix is made by work done `afterMs` after a change. */
@@ -91,13 +96,8 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
   OrderRanks.quietMs = 0;
   t.teardown(() => void (OrderRanks.quietMs = quiet));
   const n = 32;
-  const values = { a: Float64Array.from({ length: n }, (_, i) => i), b: Float64Array.from({ length: n }, (_, i) => (i * 7) % n) };
-  const source = { column: (name: string) => values[name as 'a' | 'b'], idOf: (row: number) => String(row).padStart(3, '0') };
-  const from = new SortedIndex({ name: 'a', keys: ['a'] }, source);
-  const order = new SortedIndex({ name: 'b', keys: ['b'] }, source);
-  const rows = Uint32Array.from({ length: n }, (_, i) => i);
-  from.restore(rows);
-  order.restore(Uint32Array.from(rows).sort((x, y) => values.b[x]! - values.b[y]!));
+  const { from, order, reorder } = twoIndexes(n, 7);
+  reorder();
   const ranks = new OrderRanks();
   t.equal(ranks.peek(from, order), undefined, 'not made');
   t.equal(ranks.work(Infinity), false, 'and a peek wanted nothing');

@@ -9,7 +9,7 @@
  * filters on one column are one constraint (their intersection).
  */
 import type { Kind } from '../../projections/records.js';
-import type { Identified } from '../readmodel/sorted-index.js';
+import type { Identified, ZoneRange } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { MICROS_PER_DAY } from '../time.js';
 import type { SearchView } from './engine.js';
@@ -200,8 +200,8 @@ function relatedCodes<R extends Identified>(
 }
 
 /** The ranges these constraints set on columns: each range, and each set of a single code as the range of it. */
-export function rangesOf(constraints: readonly Constraint[]): Array<{ column: string; lo: number; hi: number }> {
-  const out: Array<{ column: string; lo: number; hi: number }> = [];
+export function rangesOf(constraints: readonly Constraint[]): ZoneRange[] {
+  const out: ZoneRange[] = [];
   for (const c of constraints) {
     if (c.kind === 'range') out.push({ column: c.column, lo: c.lo, hi: c.hi });
     else if (c.kind === 'codes' && c.codes.length === 1) out.push({ column: c.column, lo: c.codes[0]!, hi: c.codes[0]! + 1 });

@@ -236,42 +236,20 @@ export function search<R extends Identified>(
 }
 
 /**
- * The count and page of a candidate in the order, testing its rows (a descending page by a walk back from the nearer
- * end); by `zones`, whole zones none of whose rows pass are skipped and those all of whose rows pass counted untested.
+ * The count and page of a candidate in the order, testing its rows: the page is among the first matches (a
+ * descending page by a walk back from the nearer end, once the count is known).
  */
 function scanInOrder(driver: Candidate, check: Check, descending: boolean, offset: number, limit: number, zones: ZoneTest | undefined): SearchResult {
-  const rows = driver.index.order;
-  const { blocks } = driver;
-  const mask = SortedIndex.zoneRows - 1;
-  const page: number[] = [];
-  let count = 0;
-  for (let b = 0; b < blocks.length; b += 2) {
-    const from = blocks[b]!;
-    const to = blocks[b + 1]!;
-    for (let i = from; i < to; ) {
-      if (zones !== undefined && (i === from || (i & mask) === 0)) {
-        const zone = zones(i);
-        if (zone !== ZONE_SOME) {
-          const next = Math.min((i | mask) + 1, to);
-          for (; zone === ZONE_ALL && i < next; i++) {
-            if (count >= offset && page.length < limit) page.push(rows[i]!);
-            count++;
-          }
-          i = next;
-          continue;
-        }
-      }
-      const row = rows[i++]!;
-      if (!check(row)) continue;
-      if (count >= offset && page.length < limit) page.push(row);
-      count++;
-    }
-  }
-  if (offset >= count || !descending) return { count, rows: page };
+  const { count, matches } = scanMatches(driver, check, descending ? 0 : offset + limit, zones);
+  if (offset >= count) return { count, rows: [] };
+  if (!descending) return { count, rows: Array.from(matches.subarray(offset)) };
   return { count, rows: walkNearer(driver, check, true, offset, limit, count, Infinity, zones)! }; // (with no budget, a walk always ends)
 }
 
-/** How many rows of a candidate pass the check, and the first `max` of them (in a scratch array); `zones` as for scanInOrder. */
+/**
+ * How many rows of a candidate pass the check, and the first `max` of them (in a scratch array): by `zones`, whole
+ * zones none of whose rows pass are skipped and those all of whose rows pass taken untested.
+ */
 function scanMatches(driver: Candidate, check: Check, max: number, zones: ZoneTest | undefined): { count: number; matches: Uint32Array } {
   const rows = driver.index.order;
   const { blocks } = driver;

@@ -56,7 +56,7 @@ export interface ZoneMap {
   readonly max: Float64Array;
 }
 
-/** A range a walk tests: half-open, on a column. */
+/** A range on a column, half-open (what a walk or scan tests). */
 export interface ZoneRange {
   readonly column: string;
   readonly lo: number;
@@ -435,6 +435,7 @@ export class SortedIndex {
     };
   }
 
+  /** A column's zone map (one read of every row: 0.9–6.7 ms a column for an index of 515,420 rows, in the asking request). */
   private zoneMap(column: string): ZoneMap {
     let map = this.zoneMaps.get(column);
     if (map === undefined) {
