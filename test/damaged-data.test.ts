@@ -98,9 +98,9 @@ t.test('an append failing midway through an import: a clear message, the chunks 
   ).join('\n');
   let chunks = 0;
   const store = Object.assign(Object.create(app.runtime.store) as EventStore, {
-    appendMany: (appends: Parameters<EventStore['appendMany']>[0]) => {
+    appendMany: (...[appends, options]: Parameters<EventStore['appendMany']>) => {
       if (++chunks === 2) throw Object.assign(new Error('ENOSPC: no space left on device, write'), { code: 'ENOSPC' });
-      return app.runtime.store.appendMany(appends);
+      return app.runtime.store.appendMany(appends, options);
     },
   });
   const error = await importEvents(store, 'big.ndjson', text, { chunk: 20_000 }).catch((e: unknown) => e);

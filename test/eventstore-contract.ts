@@ -154,7 +154,7 @@ export function eventStoreContract(t: Test, name: string, harness: ContractHarne
     t.test('appendMany', async (t) => {
       const a = stream();
       const b = stream();
-      const position = await store.appendMany([
+      const { position } = await store.appendMany([
         { stream: a, events: [event(), event()], expectedRevision: 'no_stream' },
         { stream: b, events: [event()] },
       ]);

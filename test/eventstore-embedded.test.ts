@@ -168,3 +168,71 @@ t.test("a log written before the per-stream index: its events' ids are still kno
   t.equal(elsewhere.position.commit, 3n, 'the same id in another stream is another event');
   t.equal((await store.readStream('s')).length, 2);
 });
+
+t.test('appendMany takes the revisions a caller knows while the head is where it saw it, and looks them up once it moved', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
+  t.teardown(() => store.close());
+  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const { position: seen } = await store.appendMany([{ stream: 'a', events: [event(0)] }]);
+  const known = await store.appendMany(
+    [
+      { stream: 'a', events: [event(1)], knownRevision: 0 },
+      { stream: 'b', events: [event(2)], knownRevision: -1 },
+      { stream: 'a', events: [event(3)], knownRevision: 1 },
+    ],
+    { asOf: seen! },
+  );
+  t.same(known, { position: { commit: 4n, prepare: 4n }, tookKnown: true }, 'taken: the head was where the caller saw it');
+  t.same((await store.readStream('a')).map((e) => [e.revision, e.data]), [[0, { i: 0 }], [1, { i: 1 }], [2, { i: 3 }]]);
+  t.same((await store.readStream('b')).map((e) => e.revision), [0]);
+
+  // Another writer appends to `a`: the caller's knowledge (a at 2) is stale, and its asOf says so.
+  await store.append('a', [event(4)]);
+  const repeated = (await store.readStream('a'))[1]!;
+  const stale = await store.appendMany(
+    [
+      { stream: 'a', events: [event(5)], knownRevision: 2 },
+      { stream: 'b', events: [{ id: randomUUID(), type: 'CategoryCreated', data: { i: 6 } }], knownRevision: 0 },
+      { stream: 'a', events: [{ id: repeated.id, type: repeated.type, data: repeated.data }], knownRevision: 3 },
+    ],
+    { asOf: known.position! },
+  );
+  t.equal(stale.tookKnown, false, 'not taken: the head moved');
+  t.same(
+    (await store.readStream('a')).map((e) => e.revision),
+    [0, 1, 2, 3, 4],
+    'each stream looked up: the new event after the other writer’s, at revision 4 (not 3), and a repeated id appended nothing',
+  );
+  t.same((await store.readStream('b')).map((e) => e.revision), [0, 1]);
+  t.same(await store.appendMany([{ stream: 'c', events: [event(7)], knownRevision: -1 }]), { position: { commit: 8n, prepare: 8n }, tookKnown: false }, 'without asOf nothing is taken');
+});
+
+t.test('the log knows when another process has it open (LMDB’s reader table), and forgets one that has died', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const logPath = join(dir.dir, 'log');
+  const store = EmbeddedEventStore.open(logPath);
+  t.teardown(() => store.close());
+  await store.append('s', [{ id: randomUUID(), type: 'CategoryCreated', data: {} }]);
+  await store.head();
+  t.equal(store.openElsewhere(), false, 'only this process: not open elsewhere');
+  // A reader in another process: it reads the log's head, says so, and waits to be told to go.
+  const reader = spawn(
+    process.execPath,
+    ['--input-type=module', '-e', `const { EmbeddedEventStore } = await import(${JSON.stringify(EMBEDDED)});
+const store = EmbeddedEventStore.open(process.argv[1]);
+await store.head();
+process.stdout.write('reading\\n');
+setInterval(() => {}, 1000);`, logPath],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  await new Promise<void>((resolve) => reader.stdout.once('data', () => resolve()));
+  t.equal(store.openElsewhere(), true, 'open elsewhere while the other process reads it');
+  // Killed, it leaves its slot in the reader table behind.
+  const ended = new Promise((resolve) => reader.once('exit', resolve));
+  reader.kill('SIGKILL');
+  await ended;
+  t.equal(store.openElsewhere(), false, 'not once that process has died');
+});

@@ -45,7 +45,7 @@ function prefixed(store: EsdbEventStore, prefix: string): EsdbEventStore {
         throw error;
       }),
     appendMany: (appends: Parameters<EsdbEventStore['appendMany']>[0]) =>
-      store.appendMany(appends.map((a) => ({ ...a, stream: p(a.stream) }))),
+      store.appendMany([...appends].map((a) => ({ ...a, stream: p(a.stream) }))),
     readStream: async (stream: string, fromRevision?: number) => (await store.readStream(p(stream), fromRevision)).map(strip),
     readAll: async (...args: Parameters<EsdbEventStore['readAll']>) => (await store.readAll(...args)).map(strip),
     close: () => store.close(),

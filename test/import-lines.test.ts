@@ -88,12 +88,13 @@ t.test("an import's transactions stay short: a chunk that took long is followed 
   // A log whose transactions cost 0.125 ms an event (a 4,000-event chunk: 500 ms, twice the 250 ms a chunk may take).
   const chunks: Array<{ events: number; ms: number }> = [];
   const store = Object.assign(Object.create(app.runtime.store) as EventStore, {
-    appendMany: async (appends: Parameters<EventStore['appendMany']>[0]) => {
+    appendMany: async (...[appends, options]: Parameters<EventStore['appendMany']>) => {
       const started = performance.now();
-      while (performance.now() - started < appends.length * 0.125);
-      const position = await app.runtime.store.appendMany(appends);
-      chunks.push({ events: appends.length, ms: performance.now() - started });
-      return position;
+      const list = [...appends];
+      while (performance.now() - started < list.length * 0.125);
+      const result = await app.runtime.store.appendMany(list, options);
+      chunks.push({ events: list.length, ms: performance.now() - started });
+      return result;
     },
   });
   t.same(await importEvents(store, 'slow.ndjson', text, { chunk: 4000 }), { appended: 9000, skipped: 0 });
@@ -102,6 +103,52 @@ t.test("an import's transactions stay short: a chunk that took long is followed 
   t.ok(later.length >= 2, `the rest in smaller chunks (${later.map((c) => c.events).join(', ')})`);
   t.ok(later.every((c) => c.events <= 2400 && c.events >= 500), 'each about what fits in 250 ms (2,000 events), never under 500');
   t.equal(chunks.reduce((sum, c) => sum + c.events, 0), 9000, 'every event in one chunk or another');
+
+  // The same import owning its store, no other process having the log open: no one waits for the lock.
+  chunks.length = 0;
+  const alone = Object.assign(Object.create(store) as EventStore, { releaseReadPages: async () => {}, openElsewhere: () => false });
+  t.same(await importEvents(alone, 'alone.ndjson', newCategories(9000), { chunk: 4000, ownsStore: true }), { appended: 9000, skipped: 0 });
+  t.same(chunks.map((c) => c.events), [4000, 4000, 1000], 'alone with the log: whole chunks, however long they take');
+  chunks.length = 0;
+  const shared = Object.assign(Object.create(alone) as EventStore, { openElsewhere: () => true });
+  t.same(await importEvents(shared, 'shared.ndjson', newCategories(9000), { chunk: 4000, ownsStore: true }), { appended: 9000, skipped: 0 });
+  t.ok(chunks.length > 3 && chunks.slice(1).every((c) => c.events <= 2400), `another process has it open: short ones again (${chunks.map((c) => c.events).join(', ')})`);
+});
+
+t.test('an import passes the revisions it knows while the log is as it read it, and has them looked up once another writer appended', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const real = app.runtime.store;
+  // 120 categories created, then each renamed: the renames go to streams of the same file, three chunks on.
+  const ids = Array.from({ length: 120 }, () => randomUUID());
+  const line = (type: string, category: string, title: string) =>
+    JSON.stringify({ type, id: randomUUID(), data: { institution_id: riverside, occurred_at: '2026-10-01T10:00:00Z', category_id: category, title, ...(type === 'CategoryCreated' ? { description: '' } : {}) } });
+  const text = [...ids.map((id, i) => line('CategoryCreated', id, `C${i}`)), ...ids.map((id, i) => line('CategoryUpdated', id, `R${i}`))].join('\n');
+  const calls: Array<{ passed: boolean; took: boolean }> = [];
+  const store = Object.assign(Object.create(real) as EventStore, {
+    appendMany: async (...[appends, options]: Parameters<EventStore['appendMany']>) => {
+      // Before the fifth chunk (once the fourth has renamed the first 40) another writer renames the first category.
+      if (calls.length === 4) await real.append(`category-${ids[0]}`, [{ id: randomUUID(), type: 'CategoryUpdated', data: JSON.parse(line('CategoryUpdated', ids[0]!, 'Elsewhere')).data }]);
+      const result = await real.appendMany(appends, options);
+      calls.push({ passed: options?.asOf !== undefined, took: result.tookKnown });
+      return result;
+    },
+  });
+  t.same(await importEvents(store, 'renames.ndjson', text, { chunk: 40 }), { appended: 240, skipped: 0 });
+  const taken = { passed: true, took: true };
+  t.same(calls.slice(0, 5), [taken, taken, taken, taken, { passed: true, took: false }], 'known while the log stayed as read (renames of the file’s own streams included); not taken once it moved');
+  t.ok(calls.slice(5).every((c) => !c.passed), 'and not passed after that');
+  for (const id of ids) {
+    const events = await real.readStream(`category-${id}`);
+    const expected = id === ids[0] ? 3 : 2;
+    if (events.length !== expected || events.some((e, revision) => e.revision !== revision)) {
+      t.fail(`category-${id}: revisions ${events.map((e) => e.revision).join(', ')}`);
+      return;
+    }
+  }
+  t.pass('every stream at revisions 0, 1, … in order, the other writer’s rename among them');
+  t.same((await real.readStream(`category-${ids[0]}`)).map((e) => (e.data as { title: string }).title), ['C0', 'R0', 'Elsewhere']);
+  t.same((await real.readStream(`category-${ids[119]}`)).map((e) => (e.data as { title: string }).title), ['C119', 'R119']);
 });
 
 t.test('lines without ids: identical lines are events of their own, with the ids earlier versions derived', async (t) => {
@@ -134,9 +181,10 @@ t.test("an import that owns its store lets go of the log's pages once it has rea
   const released: string[] = [];
   let appended = 0;
   const store = Object.assign(Object.create(app.runtime.store) as EventStore, {
-    appendMany: async (appends: Parameters<EventStore['appendMany']>[0]) => {
-      appended += appends.length;
-      return app.runtime.store.appendMany(appends);
+    appendMany: async (...[appends, options]: Parameters<EventStore['appendMany']>) => {
+      const list = [...appends];
+      appended += list.length;
+      return app.runtime.store.appendMany(list, options);
     },
     releaseReadPages: async () => void released.push(`release after ${appended}`),
   });

@@ -107,7 +107,7 @@ t.test('a journal grown long while serving is folded once the log has gone quiet
   const count = Math.max(75, Math.ceil(snapshot / 50) + 15);
   for (let i = 0; i < 15; i++) {
     const events = Array.from({ length: Math.ceil(count / 15) }, (_, k) => site(i * 100 + k));
-    const position = await store.appendMany(events.map((e) => ({ stream: streamOf(e), events: [{ id: randomUUID(), type: e.type, data: e.data }] })));
+    const { position } = await store.appendMany(events.map((e) => ({ stream: streamOf(e), events: [{ id: randomUUID(), type: e.type, data: e.data }] })));
     await projector.waitFor(position!);
     await new Promise((resolve) => setTimeout(resolve, 100));
   }

@@ -220,7 +220,7 @@ t.test('a large batch from the log is folded in slices, requests answered betwee
   }));
   const before = (await app.get('/api/shifts/?limit=1')).body.count as number;
   // One read batch of the log (5,000 events) arrives as an import's chunk does.
-  const position = await app.runtime.store.appendMany(
+  const { position } = await app.runtime.store.appendMany(
     shifts.map((data) => ({ stream: `shift-${data.shift_id}`, events: [{ id: randomUUID(), type: 'ShiftCreated', data }] })),
   );
   let turns = 0;

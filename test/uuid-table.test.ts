@@ -4,6 +4,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { StreamRevisions } from '../src/importer/stream-revisions.js';
 import { UuidTable } from '../src/importer/uuid-table.js';
 
 /** A random generator with a seed, so a failure can be run again. */
@@ -54,4 +55,36 @@ t.test('answers as a Map does, for keys of every shape, through growth', async (
   t.equal(table.get(randomUUID()), undefined, 'an unknown key has no value');
   t.throws(() => table.set(randomUUID(), -1), RangeError, 'a value must be a 32-bit count');
   t.throws(() => table.set(randomUUID(), 2 ** 32 - 1), RangeError);
+});
+
+t.test("an import's stream revisions answer as a Map does, for streams of every kind and name", async (t) => {
+  const seed = Number(process.env.SEED ?? Date.now() % 1e9);
+  const rnd = random(seed);
+  const id = randomUUID();
+  const names = [
+    () => `shift-${randomUUID()}`,
+    () => `reservation-${randomUUID()}`,
+    () => `category-${id}`, // the same id in streams of two kinds: two streams
+    () => `shift-${id}`,
+    () => `sites-registry-${Math.floor(rnd() * 50)}`, // a dash in the rest of the name
+    () => `nodash${Math.floor(rnd() * 50)}`,
+    () => '-leading',
+    () => `Shift-${randomUUID()}`,
+  ];
+  const revisions = new StreamRevisions();
+  const model = new Map<string, number>();
+  const streams: string[] = [];
+  let wrong = 0;
+  for (let i = 0; i < 20_000; i++) {
+    const stream = streams.length > 0 && rnd() < 0.5 ? streams[Math.floor(rnd() * streams.length)]! : names[Math.floor(rnd() * names.length)]!();
+    if (!model.has(stream)) streams.push(stream);
+    const revision = (model.get(stream) ?? -1) + 1;
+    if (revisions.of(stream) !== revision - 1) wrong++;
+    revisions.set(stream, revision);
+    model.set(stream, revision);
+  }
+  t.equal(wrong, 0, `each stream's revision as the Map's before each append (seed ${seed})`);
+  for (const stream of streams) if (revisions.of(stream) !== model.get(stream)) wrong++;
+  t.equal(wrong, 0, `and after them all (seed ${seed})`);
+  t.equal(revisions.of(`shift-${randomUUID()}`), -1, 'a stream never set has no event');
 });

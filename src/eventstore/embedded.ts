@@ -41,6 +41,8 @@ import { EventEmitter } from 'node:events';
 import { open, type Database, type RootDatabase } from 'lmdb';
 import { lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
 import {
+  type AppendManyOptions,
+  type AppendManyResult,
   type AppendResult,
   type EventStore,
   type EventToAppend,
@@ -168,29 +170,50 @@ export class EmbeddedEventStore implements EventStore {
     return result;
   }
 
-  async appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined> {
-    const last = this.root.transactionSync(() => {
+  async appendMany(appends: Iterable<StreamAppend>, options: AppendManyOptions = {}): Promise<AppendManyResult> {
+    const result = this.root.transactionSync(() => {
       const log = { head: this.meta.get(HEAD) ?? 0 };
+      const tookKnown = options.asOf !== undefined && BigInt(log.head) === (options.asOf.commit < 0n ? 0n : options.asOf.commit);
       let position: number | undefined;
-      for (const append of appends) position = this.appendInTxn(append, log).position;
+      for (const append of appends) position = this.appendInTxn(append, log, tookKnown).position;
       this.meta.put(HEAD, log.head);
-      return position === undefined ? undefined : toPosition(position);
+      return { position: position === undefined ? undefined : toPosition(position), tookKnown };
     });
     this.appended.emit('append');
-    return last;
+    return result;
+  }
+
+  /**
+   * Whether a process other than this one has the log open: LMDB's reader table lists every process that has read
+   * it (a serving process reads it every poll interval). Slots of processes that have died are cleared first.
+   */
+  openElsewhere(): boolean {
+    this.root.readerCheck();
+    const pids = this.root
+      .readerList()
+      .split('\n')
+      .map((line) => /^\s*(\d+)\s/.exec(line)?.[1])
+      .filter((pid): pid is string => pid !== undefined);
+    return pids.some((pid) => Number(pid) !== process.pid);
   }
 
   /**
    * Runs inside a write transaction: reads see the transaction's own writes.
    * `log.head` is the last position, kept by the caller for the whole
-   * transaction and stored once at its end.
+   * transaction and stored once at its end. With `takeKnown` (the head is
+   * where the caller last saw it), a known revision is the stream's and the
+   * ids are new to it, with no look-up: an import's appends nearly all start
+   * a stream, and looking each up in `streams` was 7.5 of the 25 s its appends
+   * of 1.77M events took (and the ids of the rest, 2 s).
    */
   private appendInTxn(
-    { stream, events, expectedRevision = 'any' }: StreamAppend,
+    { stream, events, expectedRevision = 'any', knownRevision }: StreamAppend,
     log: { head: number },
+    takeKnown = false,
   ): { nextRevision: number; position: number } {
-    const current = this.lastRevision(stream);
-    const holds = current === undefined ? () => undefined : this.idsOf(stream);
+    const known = takeKnown && knownRevision !== undefined;
+    const current = known ? (knownRevision < 0 ? undefined : knownRevision) : this.lastRevision(stream);
+    const holds = current === undefined || known ? () => undefined : this.idsOf(stream);
     const fresh: EventToAppend[] = [];
     const ids = new Set<string>();
     for (const e of events) {
@@ -210,7 +233,9 @@ export class EmbeddedEventStore implements EventStore {
     for (const e of fresh) {
       position += 1;
       revision += 1;
-      this.events.put(position, { id: e.id, type: e.type, stream, revision, data: e.data });
+      // Positions only grow: appended (MDB_APPEND), each leaf is filled before the next is begun, where a split
+      // leaves two part-full ones (1.77M events: 146,319 leaves against 160,175).
+      this.events.putSync(position, { id: e.id, type: e.type, stream, revision, data: e.data }, { append: true });
       this.streams.put([stream, revision], position);
       if (revision > 0) this.streamIds.put([stream, e.id], position);
     }

@@ -23,6 +23,7 @@ import type * as DbClient from '@eventstore/db-client';
 import type { AllStreamResolvedEvent, AppendExpectedRevision, EventStoreDBClient, ResolvedEvent } from '@eventstore/db-client';
 import { isEventType, parseEvent, streamPrefixes } from '../events/catalog.js';
 import {
+  type AppendManyResult,
   type AppendResult,
   comparePositions,
   type EventStore,
@@ -153,10 +154,11 @@ export class EsdbEventStore implements EventStore {
   }
 
   /** Stream by stream, in order; stops at the first failure (EventStoreDB has no multi-stream transaction). */
-  async appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined> {
+  /** Stream by stream; known revisions are not taken (EventStoreDB checks each stream's revision itself). */
+  async appendMany(appends: Iterable<StreamAppend>): Promise<AppendManyResult> {
     let last: Position | undefined;
     for (const { stream, events, expectedRevision } of appends) last = (await this.append(stream, events, expectedRevision)).position;
-    return last;
+    return { position: last, tookKnown: false };
   }
 
   async readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {

@@ -21,7 +21,7 @@ export async function copyLog(from: EventStore, to: EventStore, onProgress?: (co
     const batch = await from.readAll(position, CHUNK);
     if (batch.length === 0) break;
     const appends: StreamAppend[] = batch.map((e) => ({ stream: e.stream, events: [{ id: e.id, type: e.type, data: e.data }] }));
-    const last = await to.appendMany(appends);
+    const last = (await to.appendMany(appends)).position;
     position = batch[batch.length - 1]!.position;
     copied += batch.length;
     // Same order into an empty log: the same positions, unless an event was left out (an id twice).

@@ -56,6 +56,28 @@ export interface StreamAppend {
   readonly stream: string;
   readonly events: readonly EventToAppend[];
   readonly expectedRevision?: ExpectedRevision;
+  /** The stream's last revision as of `AppendManyOptions.asOf` (-1: no stream), when the caller knows it. */
+  readonly knownRevision?: number;
+}
+
+export interface AppendManyOptions {
+  /**
+   * The log's head as the caller last saw it, with every append's `knownRevision` exact as of it and none of its
+   * event ids in its stream then (an import that has read the whole log knows every stream and every id). While the
+   * head is still there, nothing else has been appended since: a store may take those revisions, and skip looking
+   * for the ids, instead of looking each stream up.
+   */
+  readonly asOf?: Position;
+}
+
+export interface AppendManyResult {
+  /** Position of the last event of the appends (or of the events they repeated); undefined when there were none. */
+  readonly position: Position | undefined;
+  /**
+   * The head was `asOf` and the known revisions were taken: each append's events are at the revisions after its
+   * `knownRevision`, and the caller's knowledge holds as of `position`. Otherwise the caller knows nothing new.
+   */
+  readonly tookKnown: boolean;
 }
 
 export class WrongExpectedRevisionError extends Error {
@@ -101,7 +123,7 @@ export interface EventStore {
    * Append to several streams. The embedded log does it in one transaction;
    * other adapters append stream by stream.
    */
-  appendMany(appends: readonly StreamAppend[]): Promise<Position | undefined>;
+  appendMany(appends: Iterable<StreamAppend>, options?: AppendManyOptions): Promise<AppendManyResult>;
   /** The events of one stream in revision order, from `fromRevision` (0 by default); empty when the stream does not exist. */
   readStream(stream: string, fromRevision?: number): Promise<RecordedEvent[]>;
   /** Up to `maxCount` events after `from` (exclusive), in log order. */
@@ -112,5 +134,7 @@ export interface EventStore {
   subscribe(from: Position, handler: SubscriptionHandler): Subscription;
   /** Let go of memory that holds what was read, if the store keeps any (the embedded log: its mapped pages). */
   releaseReadPages?(): Promise<void>;
+  /** Whether another process has the log open now (the embedded log: LMDB's reader table), when the store can tell. */
+  openElsewhere?(): boolean;
   close(): Promise<void>;
 }
