@@ -89,13 +89,16 @@ export async function startApp(options: StartOptions = {}): Promise<TestApp> {
 }
 
 /** The app as `vm-api serve` starts it over `dir`: listening before its read model is ready. */
-export async function serveWarmingUp(dir: string, options: { parallelFrom: number; store?: (store: EventStore) => EventStore; logger?: Logger }) {
+export async function serveWarmingUp(
+  dir: string,
+  options: { parallelFrom: number; releaseEvery?: number; store?: (store: EventStore) => EventStore; logger?: Logger },
+) {
   const logger = options.logger ?? pino({ level: 'silent' });
   const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, logger, { clock: () => TEST_NOW });
   const warmUp = new WarmUp(
     { ...runtime, store: options.store?.(runtime.store) ?? runtime.store },
     { DATA_DIR: dir, EVENTSTORE_URL: undefined },
-    { parallelFrom: options.parallelFrom, threads: 2, logEveryMs: 1000 },
+    { parallelFrom: options.parallelFrom, threads: 2, logEveryMs: 1000, releaseEvery: options.releaseEvery },
     logger,
   );
   const server = await createServer(runtime, logger, { publicBaseUrl: 'http://vm.test', readiness: warmUp });

@@ -291,6 +291,27 @@ export class ReadModelStore implements FeedStore {
     await this.putCheckpoint(checkpoint);
   }
 
+  /**
+   * A snapshot written a piece at a time into a read model cleared for a replay (`clear`): each table and chunk
+   * in a transaction of its own as it comes (a replay's workers hand their snapshots over piece by piece, never
+   * whole beside their models), then `finishSnapshot`. Until that puts the checkpoint the read model has none,
+   * and a start-up finding it so clears it and replays the log, as after any interrupted replay.
+   */
+  async putSnapshotTable(kind: Kind, institution: string, buffer: Buffer): Promise<void> {
+    await this.tables.put([kind, institution], buffer);
+  }
+
+  /** A kind's chunk `number` (0, 1, …: they are loaded in that order) of a snapshot written a piece at a time. */
+  async putSnapshotChunk(kind: Kind, number: number, buffer: Buffer): Promise<void> {
+    await this.snapshot.put([kind, number], buffer);
+  }
+
+  /** The end of a snapshot written a piece at a time: its number of records, then the checkpoint it is as of. */
+  async finishSnapshot(records: number, checkpoint: Position): Promise<void> {
+    void this.meta.put('snapshotRecords', records);
+    await this.putCheckpoint(checkpoint);
+  }
+
   /** Queue the checkpoint's puts: the promise of the last, which the others share. */
   private putCheckpoint(checkpoint: Position): Promise<boolean> {
     void this.meta.put('checkpoint', { commit: checkpoint.commit.toString(), prepare: checkpoint.prepare.toString() });

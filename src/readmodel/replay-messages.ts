@@ -3,7 +3,6 @@ import type { Config } from '../config.js';
 import type { Kind } from '../../projections/records.js';
 import type { Position } from '../eventstore/port.js';
 import type { FeedEntry } from './change-feed.js';
-import type { EncodedSnapshot } from './persistence.js';
 
 export interface ReplayTask {
   config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>;
@@ -14,7 +13,22 @@ export interface ReplayTask {
   workers: number;
   /** This worker. */
   index: number;
+  /** Events read between two releases of the log's pages (0: none; see `ReplayReleasing`). */
+  releaseEvery: number;
 }
+
+/**
+ * Sent by a replay worker each time it has read another `releaseEvery` events: it has closed the log, and opens it
+ * again once told (`REPLAY_REOPEN`). Every worker reads the same events, so each comes to the same releases; once
+ * all have closed it, the parent lets go of the log's pages (the threads share them: they go only while every one
+ * has the log closed).
+ */
+export interface ReplayReleasing {
+  readonly releasing: number;
+}
+
+/** Sent by the parent to every replay worker once the log's pages are let go of: open the log again, read on. */
+export const REPLAY_REOPEN = 'reopen';
 
 /** A place in one of a result's buffers. */
 interface Place {
@@ -39,44 +53,26 @@ export interface ReplayFeed {
   readonly feed: readonly FeedEntry[];
 }
 
-export interface ReplayResult {
-  position: Position;
-  applied: number;
-  snapshot: PackedSnapshot;
-  /** The memory the chunks and tables are in (transferred, not copied). */
-  buffers: ArrayBuffer[];
-}
-
 /**
- * An encoded snapshot as places in the ArrayBuffers its buffers are views
- * of, to be transferred with it: the encoder's own memory (msgpackr packs
- * into buffers of their own, never Node's shared pool), so nothing is copied.
+ * Sent by a replay worker once it has replayed: its snapshot, a table or a chunk at a time, in memory of its own
+ * (transferred, not copied). The next comes once the parent has written this one and said so (`ReplayMore`).
  */
-export function packSnapshot(encoded: EncodedSnapshot): { buffers: ArrayBuffer[]; snapshot: PackedSnapshot } {
-  const buffers: ArrayBuffer[] = [];
-  const numbers = new Map<ArrayBufferLike, number>();
-  const place = (view: Buffer): Place => {
-    let buffer = numbers.get(view.buffer);
-    if (buffer === undefined) {
-      buffer = buffers.push(view.buffer as ArrayBuffer) - 1;
-      numbers.set(view.buffer, buffer);
-    }
-    return { buffer, offset: view.byteOffset, length: view.length };
-  };
-  return {
-    buffers,
-    snapshot: {
-      tables: Array.from(encoded.tables, ({ kind, institution, buffer }) => ({ kind, institution, ...place(buffer) })),
-      chunks: Array.from(encoded.chunks, ({ kind, buffer, records }) => ({ kind, records, ...place(buffer) })),
-    },
-  };
+export type ReplayPiece =
+  | { readonly table: { readonly kind: Kind; readonly institution: string }; readonly buffer: ArrayBuffer }
+  | { readonly chunk: { readonly kind: Kind; readonly records: number }; readonly buffer: ArrayBuffer };
+
+/** Sent by the parent to a replay worker: the piece it sent is written, send the next. */
+export const REPLAY_MORE = 'more';
+
+/** Sent by a replay worker last, once every piece of its snapshot is written. */
+export interface ReplayResult {
+  readonly position: Position;
+  readonly applied: number;
 }
 
-/** The encoded snapshot a result carries (views into its buffers). */
-export function unpackSnapshot({ snapshot, buffers }: ReplayResult): EncodedSnapshot {
-  const view = ({ buffer, offset, length }: Place) => Buffer.from(buffers[buffer]!, offset, length);
-  return {
-    tables: snapshot.tables.map((t) => ({ kind: t.kind, institution: t.institution, buffer: view(t) })),
-    chunks: snapshot.chunks.map((c) => ({ kind: c.kind, buffer: view(c), records: c.records })),
-  };
+/** A piece's buffer in an ArrayBuffer of its own, to be transferred (msgpackr packs many pieces into one of its own). */
+export function ownBuffer(view: Buffer): ArrayBuffer {
+  const own = new ArrayBuffer(view.length);
+  new Uint8Array(own).set(view);
+  return own;
 }
