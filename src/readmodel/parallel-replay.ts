@@ -130,7 +130,7 @@ export async function replayInParallel(
     records += piece.chunk.records;
     return disk.putSnapshotChunk(kind, number, buffer);
   };
-  // Each worker closes the log every RELEASE_EVERY events; once all have, this thread lets go of its pages too.
+  // Each worker closes the log every `releaseEvery` events read; once all have, this thread lets go of its pages too.
   let closed: Worker[] = [];
   const releasing = async (worker: Worker) => {
     closed.push(worker);
