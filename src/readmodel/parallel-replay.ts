@@ -45,8 +45,10 @@ const YOUNG_GENERATION_MB = 64;
 /**
  * Events each worker reads between two releases of the log's pages. The workers read the whole log through one
  * mapping of it, which kept every page they had read (and the kernel maps the pages around each one read): a
- * rebuild of 1.77M events had 1.17 GB of it resident at the end, VmHWM 3.09 GB. Every 200,000 events: 895 MB at
- * most, VmHWM 2.78 GB; every 50,000: 471 MB, 2.23 GB, in the same time (21.6 s against 19.6–21.8).
+ * rebuild of 1.77M events had 1.2 GB of it resident at the end. It costs time: at a release the workers wait for
+ * each other, and a log whose first half is mostly one worker's institutions keeps the other waiting. Rebuilds of
+ * 1.77M events, alternated: without releases 17.8–18.9 s, VmHWM 2.97–3.18 GB (mapped 1.21 GB); every 200,000
+ * events 20.0–20.4 s, 2.48–2.50 GB (605 MB); every 50,000 21.3–21.7 s, 2.06–2.08 GB (305 MB).
  */
 export const RELEASE_EVERY = 50_000;
 
