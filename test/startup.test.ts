@@ -93,21 +93,21 @@ t.test('every state a server starts from ends answering as a replay of its log d
   const expected = await texts(demo);
   cpSync(join(demo.dir, 'log'), join(tmp.dir, 'log'), { recursive: true });
   await demo.close();
-  // The threads let go of the log's pages every 50 events they read (with this thread's store: they share them).
+  // The replay lets go of the log's pages every 50 events it reads (this thread reads the log for its threads).
   let releases = 0;
   const counted = (store: EventStore) =>
     Object.assign(Object.create(store) as EventStore, {
-      releaseReadPages: async (whileClosed?: () => Promise<void>) => {
+      releaseReadPages: async () => {
         releases++;
-        await store.releaseReadPages!(whileClosed);
+        await store.releaseReadPages!();
       },
     });
   let app = await serveWarmingUp(tmp.dir, { parallelFrom: 100, releaseEvery: 50, store: counted });
   await app.ready;
   t.equal(app.runtime.projector.status().eventsApplied, 0, 'empty, far behind: replayed on threads, loaded, nothing left to fold');
   t.same(await texts(app), expected, 'empty read model');
-  // The threads read 1,000 events at a time: the demo's 475 are one read, past 50.
-  t.equal(releases, 2, "the log's pages let go of by every thread once 50 events were read, and by this one once the log was");
+  // The log is read 1,000 events at a time: the demo's 475 are one read, past 50.
+  t.equal(releases, 2, "the log's pages let go of once 50 events were read, and once the log was");
   await app.close();
 
   // From the snapshot just written.

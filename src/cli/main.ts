@@ -224,7 +224,7 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
     let eventsApplied: number;
     if (workers > 1) {
       const progress = progressPrinter('rebuild');
-      const replayed = await replayInParallel(config, store, runtime.disk, workers, (read, head) =>
+      const replayed = await replayInParallel(store, runtime.disk, workers, (read, head) =>
         progress.update({ phase: 'replaying', done: read, total: Number(head.commit) }),
       ).finally(() => progress.done());
       eventsApplied = replayed.applied;

@@ -134,12 +134,10 @@ export class EmbeddedEventStore implements EventStore {
    * Let go of the log's pages this process has read (they stay mapped, and counted in its resident memory, until
    * the file is closed): after a replay has read the whole log (`serve` catching up on threads, which share this
    * mapping), about the log's size. Only while nothing else uses the store: no subscription, append or read.
-   * Threads of one process share its mapping: the pages go only once every thread's store is closed at the same
-   * time, so a thread may wait for that (`whileClosed`) before it opens the log again.
+   * Threads of one process share its mapping: the pages go only if no other thread has the log open.
    */
-  async releaseReadPages(whileClosed?: () => Promise<void>): Promise<void> {
+  async releaseReadPages(): Promise<void> {
     await this.root.close();
-    await whileClosed?.();
     this.openEnv();
   }
 

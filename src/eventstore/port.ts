@@ -132,11 +132,8 @@ export interface EventStore {
   head(): Promise<Position>;
   /** Catch up from `from` (exclusive), then follow new events, also those appended by other processes. */
   subscribe(from: Position, handler: SubscriptionHandler): Subscription;
-  /**
-   * Let go of memory that holds what was read, if the store keeps any (the embedded log: its mapped pages, which
-   * the threads of a process share; `whileClosed` runs while this thread has the log closed).
-   */
-  releaseReadPages?(whileClosed?: () => Promise<void>): Promise<void>;
+  /** Let go of memory that holds what was read, if the store keeps any (the embedded log: its mapped pages). */
+  releaseReadPages?(): Promise<void>;
   /** Whether another process has the log open now (the embedded log: LMDB's reader table), when the store can tell. */
   openElsewhere?(): boolean;
   close(): Promise<void>;

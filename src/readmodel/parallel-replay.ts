@@ -1,32 +1,33 @@
 /**
  * `vm-api rebuild` on several cores: the institutions are spread over
- * replay workers (threads), each of which reads the whole log but folds
- * only the events of its own institutions (a projection never reads
- * across institutions, see folder.ts), builds their tables and encodes
- * their snapshot; this thread writes their change feed entries as they
- * come, then each worker's snapshot a piece at a time as it comes (a
- * worker encodes the next once the last is written), and the checkpoint
- * last. A worker that fails fails the rebuild before the checkpoint is
- * written (what was written by then is cleared with the read model at the
- * next start: none of it is current without a checkpoint).
+ * replay workers (threads). This thread reads the log once and sends each
+ * worker the events of its institutions (a projection never reads across
+ * institutions, see folder.ts; issued keys go to every worker, whose
+ * ledger judges a key across institutions), a few batches ahead of it, no
+ * more; each folds them, builds its tables and encodes its snapshot. This
+ * thread writes their change feed entries as they come, then each
+ * worker's snapshot a piece at a time as it comes (a worker encodes the
+ * next once the last is written), and the checkpoint last. A worker that
+ * fails fails the rebuild before the checkpoint is written (what was
+ * written by then is cleared with the read model at the next start: none
+ * of it is current without a checkpoint).
  *
  * Institutions are weighed by a sample of the embedded log's events, so
  * that the heaviest do not share a worker; on EventStoreDB (whose
  * positions cannot be sampled) they are spread by a hash of their ids.
  */
 import { Worker } from 'node:worker_threads';
-import type { Config } from '../config.js';
-import { comparePositions, type EventStore, type Position, startOfLog } from '../eventstore/port.js';
+import { comparePositions, type EventStore, type Position, type RecordedEvent, startOfLog } from '../eventstore/port.js';
 import { institutionOfEvent } from './folder.js';
-import { assignInstitutions } from './partition.js';
+import { assignInstitutions, workerOf } from './partition.js';
 import type { ReadModelStore } from './persistence.js';
 import {
   REPLAY_MORE,
-  REPLAY_REOPEN,
+  type ReplayEnd,
+  type ReplayEvents,
   type ReplayFeed,
+  type ReplayFolded,
   type ReplayPiece,
-  type ReplayProgress,
-  type ReplayReleasing,
   type ReplayResult,
   type ReplayTask,
 } from './replay-messages.js';
@@ -43,14 +44,23 @@ import type { Kind } from '../../projections/records.js';
 const YOUNG_GENERATION_MB = 64;
 
 /**
- * Events each worker reads between two releases of the log's pages. The workers read the whole log through one
- * mapping of it, which kept every page they had read (and the kernel maps the pages around each one read): a
- * rebuild of 1.77M events had 1.2 GB of it resident at the end. It costs time: at a release the workers wait for
- * each other, and a log whose first half is mostly one worker's institutions keeps the other waiting. Rebuilds of
- * 1.77M events, alternated: without releases 17.8–18.9 s, VmHWM 2.97–3.18 GB (mapped 1.21 GB); every 200,000
- * events 20.0–20.4 s, 2.48–2.50 GB (605 MB); every 50,000 21.3–21.7 s, 2.06–2.08 GB (305 MB).
+ * Events read between two releases of the log's pages: read through a mapping of the log, they stay resident (and
+ * the kernel maps the pages around each one read) until the log is closed; a rebuild of 1.77M events had 1.2 GB of
+ * it resident at the end. Only this thread reads the log, so it lets go of them whenever it likes. (When each
+ * worker read the whole log itself, they shared one mapping and had to close it together, waiting for each other.)
+ * Rebuilds of 1.77M events, alternated with that way: 19.8–24.0 s against 21.6–25.7 s, VmHWM 1.56–1.60 GB against
+ * 2.01–2.10 GB: each worker now decodes only its own events, not the whole log.
  */
 export const RELEASE_EVERY = 50_000;
+
+/** Events read from the log at a time. */
+const READ_BATCH = 1_000;
+
+/**
+ * Batches sent to a worker and not yet folded, at most: a worker has the next ones at hand while this thread reads
+ * on, and events do not pile up in memory when it cannot keep up.
+ */
+const AHEAD = 16;
 
 /** Events sampled to weigh the institutions. */
 const SAMPLES = 1024;
@@ -72,31 +82,53 @@ async function sampleInstitutions(store: EventStore, head: Position, samples = S
   return weights;
 }
 
+/** A replay worker, and its events sent but not yet folded. */
+interface Running {
+  readonly worker: Worker;
+  readonly result: Promise<ReplayResult>;
+  ahead: number;
+  /** Called when the worker has folded a batch. */
+  onFolded?: () => void;
+}
+
 function runWorker(
   task: ReplayTask,
-  started: Worker[],
-  onRead: (read: number) => void,
   feed: FeedWriter,
   write: (piece: ReplayPiece) => Promise<void>,
-  releasing: (worker: Worker) => Promise<void>,
-): Promise<ReplayResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./replay-worker.js', import.meta.url), {
-      workerData: task,
-      resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
-    });
-    started.push(worker);
-    // Progress and feed entries until the snapshot's pieces, each written before the worker makes the next; then the result.
-    worker.on('message', (message: ReplayProgress | ReplayReleasing | ReplayFeed | ReplayPiece | ReplayResult) => {
-      if ('buffer' in message) write(message).then(() => worker.postMessage(REPLAY_MORE), reject);
-      else if ('releasing' in message) releasing(worker).catch(reject);
-      else if ('position' in message) resolve(message);
+): Running {
+  const worker = new Worker(new URL('./replay-worker.js', import.meta.url), {
+    workerData: task,
+    resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
+  });
+  let folded = () => {};
+  const result = new Promise<ReplayResult>((resolve, reject) => {
+    // Batches folded and feed entries, then the snapshot's pieces (each written before the worker makes the next), then the result.
+    worker.on('message', (message: ReplayFolded | ReplayFeed | ReplayPiece | ReplayResult) => {
+      if ('folded' in message) folded();
       else if ('feed' in message) feed.addBatch(message.feed);
-      else onRead(message.read);
+      else if ('buffer' in message) write(message).then(() => worker.postMessage(REPLAY_MORE), reject);
+      else resolve(message);
     });
     worker.once('error', reject);
     worker.once('exit', (code) => reject(new Error(`replay worker ${task.index} exited with code ${code} before it was done`)));
   });
+  // Awaited once the log is read (or while a send waits for the worker): a failure before then is not unhandled.
+  result.catch(() => undefined);
+  const running: Running = { worker, result, ahead: 0 };
+  folded = () => {
+    running.ahead--;
+    running.onFolded?.();
+  };
+  return running;
+}
+
+/** Send a worker its next events, once it is less than AHEAD batches behind (or fails). */
+async function sendTo(running: Running, events: readonly RecordedEvent[]): Promise<void> {
+  while (running.ahead >= AHEAD) {
+    await Promise.race([new Promise<void>((resolve) => (running.onFolded = resolve)), running.result]);
+  }
+  running.ahead++;
+  running.worker.postMessage({ events } satisfies ReplayEvents);
 }
 
 /**
@@ -104,20 +136,17 @@ function runWorker(
  * `workers` threads; the events applied and the position reached.
  */
 export async function replayInParallel(
-  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>,
   store: EventStore,
   disk: ReadModelStore,
   workers: number,
-  /** Told how far the replay is: the events read by the slowest worker, and the head it replays to. */
+  /** Told how far the replay is: the events read, and the head it replays to. */
   onProgress?: (read: number, head: Position) => void,
-  /** Events each worker reads between two releases of the log's pages. */
+  /** Events read between two releases of the log's pages. */
   releaseEvery = RELEASE_EVERY,
 ): Promise<{ applied: number; position: Position }> {
   const head = await store.head();
   if (comparePositions(head, startOfLog) <= 0) return { applied: 0, position: startOfLog };
-  const assignment = [...assignInstitutions(await sampleInstitutions(store, head), workers)];
-  const started: Worker[] = [];
-  const reads = new Array<number>(workers).fill(0);
+  const assignment = assignInstitutions(await sampleInstitutions(store, head), workers);
   // Every worker's change feed entries, written as they come (the snapshot, written last, makes them count).
   const feed = new FeedWriter((entries) => disk.appendFeed(entries));
   // A kind's chunks are numbered as they come: each institution's in its worker's order.
@@ -132,44 +161,59 @@ export async function replayInParallel(
     records += piece.chunk.records;
     return disk.putSnapshotChunk(kind, number, buffer);
   };
-  // Each worker closes the log every `releaseEvery` events read; once all have, this thread lets go of its pages too.
-  let closed: Worker[] = [];
-  const releasing = async (worker: Worker) => {
-    closed.push(worker);
-    if (closed.length < workers) return;
-    const reopening = closed;
-    closed = [];
-    await store.releaseReadPages!();
-    for (const each of reopening) each.postMessage(REPLAY_REOPEN);
-  };
+  const running = Array.from({ length: workers }, (_, index) => runWorker({ assignment: [...assignment], workers, index }, feed, write));
   let results: ReplayResult[];
   try {
-    results = await Promise.all(
-      Array.from({ length: workers }, (_, index) =>
-        runWorker(
-          { config, head, assignment, workers, index, releaseEvery: store.releaseReadPages === undefined ? 0 : releaseEvery },
-          started,
-          (read) => {
-            reads[index] = read;
-            onProgress?.(Math.min(...reads), head);
-          },
-          feed,
-          write,
-          releasing,
-        ),
-      ),
-    );
+    const position = await readOut(store, head, running, assignment, onProgress, releaseEvery);
+    for (const { worker } of running) worker.postMessage({ end: position } satisfies ReplayEnd);
+    results = await Promise.all(running.map((r) => r.result));
   } catch (error) {
-    await Promise.all(started.map((worker) => worker.terminate()));
+    await Promise.all(running.map(({ worker }) => worker.terminate()));
     await feed.done().catch(() => undefined);
     throw error;
   }
   await feed.done();
   const { position } = results[0]!;
-  if (results.some((result) => comparePositions(result.position, position) !== 0)) {
-    throw new Error('replay workers stopped at different positions of the log');
-  }
   const applied = results.reduce((sum, result) => sum + result.applied, 0);
   if (comparePositions(position, startOfLog) > 0) await disk.finishSnapshot(records, position);
   return { applied, position };
+}
+
+/**
+ * Read the log up to `head` (not past it, though it may have grown since) and send each worker its events, letting
+ * go of the log's pages every `releaseEvery` events read; the position of the last event read.
+ */
+async function readOut(
+  store: EventStore,
+  head: Position,
+  running: readonly Running[],
+  assignment: ReadonlyMap<string, number>,
+  onProgress: ((read: number, head: Position) => void) | undefined,
+  releaseEvery: number,
+): Promise<Position> {
+  const workers = running.length;
+  let position = startOfLog;
+  let read = 0;
+  let released = 0;
+  while (comparePositions(position, head) < 0) {
+    let events = await store.readAll(position, READ_BATCH);
+    if (events.length > 0 && comparePositions(events[events.length - 1]!.position, head) > 0) {
+      events = events.slice(0, events.findIndex((event) => comparePositions(event.position, head) > 0));
+    }
+    if (events.length === 0) break;
+    const batches = Array.from({ length: workers }, () => [] as RecordedEvent[]);
+    for (const event of events) {
+      if (event.type === 'ApiKeyIssued') for (const batch of batches) batch.push(event);
+      else batches[workerOf(institutionOfEvent(event), assignment, workers)]!.push(event);
+    }
+    for (const [index, batch] of batches.entries()) if (batch.length > 0) await sendTo(running[index]!, batch);
+    position = events[events.length - 1]!.position;
+    read += events.length;
+    onProgress?.(read, head);
+    if (store.releaseReadPages !== undefined && releaseEvery > 0 && read - released >= releaseEvery) {
+      released = read;
+      await store.releaseReadPages();
+    }
+  }
+  return position;
 }

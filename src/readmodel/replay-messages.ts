@@ -1,51 +1,32 @@
 /** What `vm-api rebuild` and its replay workers send each other (structured clones: positions stay bigints). */
-import type { Config } from '../config.js';
 import type { Kind } from '../../projections/records.js';
-import type { Position } from '../eventstore/port.js';
+import type { Position, RecordedEvent } from '../eventstore/port.js';
 import type { FeedEntry } from './change-feed.js';
 
 export interface ReplayTask {
-  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>;
-  /** Replay up to this position. */
-  head: Position;
   /** Institution → worker, as `assignInstitutions` made it. */
   assignment: [string, number][];
   workers: number;
   /** This worker. */
   index: number;
-  /** Events read between two releases of the log's pages (0: none; see `ReplayReleasing`). */
-  releaseEvery: number;
 }
 
 /**
- * Sent by a replay worker each time it has read another `releaseEvery` events: it has closed the log, and opens it
- * again once told (`REPLAY_REOPEN`). Every worker reads the same events, so each comes to the same releases; once
- * all have closed it, the parent lets go of the log's pages (the threads share them: they go only while every one
- * has the log closed).
+ * Sent by the parent: the next events of the log for this worker, in log order — those of its institutions, and
+ * every institution's issued keys (a key's uniqueness is judged across institutions, see EventFolder).
  */
-export interface ReplayReleasing {
-  readonly releasing: number;
+export interface ReplayEvents {
+  readonly events: readonly RecordedEvent[];
 }
 
-/** Sent by the parent to every replay worker once the log's pages are let go of: open the log again, read on. */
-export const REPLAY_REOPEN = 'reopen';
-
-/** A place in one of a result's buffers. */
-interface Place {
-  buffer: number;
-  offset: number;
-  length: number;
+/** Sent by the parent once the log is read: the position the replay reached (every worker's, whatever it was sent). */
+export interface ReplayEnd {
+  readonly end: Position;
 }
 
-/** An encoded snapshot as places in buffers. */
-interface PackedSnapshot {
-  tables: ({ kind: Kind; institution: string } & Place)[];
-  chunks: ({ kind: Kind; records: number } & Place)[];
-}
-
-/** Sent by a replay worker now and then while it replays: the events it has read so far (of every institution). */
-export interface ReplayProgress {
-  readonly read: number;
+/** Sent by a replay worker after each batch of events it has folded (the parent sends a few batches ahead, no more). */
+export interface ReplayFolded {
+  readonly folded: number;
 }
 
 /** Sent by a replay worker as it replays: change feed entries of its institutions, in log order. */
@@ -55,7 +36,7 @@ export interface ReplayFeed {
 
 /**
  * Sent by a replay worker once it has replayed: its snapshot, a table or a chunk at a time, in memory of its own
- * (transferred, not copied). The next comes once the parent has written this one and said so (`ReplayMore`).
+ * (transferred, not copied). The next comes once the parent has written this one and said so (`REPLAY_MORE`).
  */
 export type ReplayPiece =
   | { readonly table: { readonly kind: Kind; readonly institution: string }; readonly buffer: ArrayBuffer }

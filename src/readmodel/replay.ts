@@ -23,8 +23,8 @@ export interface Replayed {
 }
 
 export interface ReplayOptions extends Pick<FoldOptions, 'takes' | 'feed'> {
-  /** Told the events read so far, after each batch; the replay goes on once it resolves. */
-  onRead?: (read: number) => void | Promise<void>;
+  /** Told the events read so far, after each batch. */
+  onRead?: (read: number) => void;
 }
 
 /** Fold the events after `from` up to `head` and no further, then build the tables. */
@@ -48,7 +48,7 @@ export async function replayLog(
     }
     if (events.length === 0) break;
     read += events.length;
-    await onRead?.(read);
+    onRead?.(read);
     const folded = folder.fold(events, position, { takes, feed });
     if (!folded) continue;
     applied += folded.applied;

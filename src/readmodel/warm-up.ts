@@ -92,7 +92,7 @@ export class WarmUp implements Readiness {
         this.enter('replaying', Number(behind));
         this.log?.info({ behind: behind.toString(), threads: this.options.threads }, 'read model far behind the log: replaying it on threads into a new snapshot');
         await disk.clear();
-        await replayInParallel(this.config, store, disk, this.options.threads, (read) => (this.done = read), this.options.releaseEvery);
+        await replayInParallel(store, disk, this.options.threads, (read) => (this.done = read), this.options.releaseEvery);
         // The replay threads read the whole log through this process's mapping of it: let go of those pages.
         await store.releaseReadPages?.();
       }
