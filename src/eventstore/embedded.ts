@@ -132,8 +132,8 @@ export class EmbeddedEventStore implements EventStore {
 
   /**
    * Let go of the log's pages this process has read (they stay mapped, and counted in its resident memory, until
-   * the file is closed): after a replay has read the whole log (`serve` catching up on threads, which share this
-   * mapping), about the log's size. Only while nothing else uses the store: no subscription, append or read.
+   * the file is closed): as a replay reads the whole log (`serve` catching up on threads: this thread reads it for
+   * them), about the log's size. Only while nothing else uses the store: no subscription, append or read.
    * Threads of one process share its mapping: the pages go only if no other thread has the log open.
    */
   async releaseReadPages(): Promise<void> {

@@ -37,7 +37,7 @@ export interface WarmUpOptions {
   /** More events than this behind the log (or an empty model over a longer log): replay on threads. */
   readonly parallelFrom: number;
   readonly threads: number;
-  /** Events each replay thread reads between two releases of the log's pages (RELEASE_EVERY unless given). */
+  /** Events the replay reads between two releases of the log's pages (RELEASE_EVERY unless given). */
   readonly releaseEvery?: number;
   /** How often progress is logged while not ready. */
   readonly logEveryMs: number;
@@ -93,7 +93,7 @@ export class WarmUp implements Readiness {
         this.log?.info({ behind: behind.toString(), threads: this.options.threads }, 'read model far behind the log: replaying it on threads into a new snapshot');
         await disk.clear();
         await replayInParallel(store, disk, this.options.threads, (read) => (this.done = read), this.options.releaseEvery);
-        // The replay threads read the whole log through this process's mapping of it: let go of those pages.
+        // The replay read the log through this process's mapping of it: let go of the pages read since its last release.
         await store.releaseReadPages?.();
       }
       const sizes = disk.sizes();
