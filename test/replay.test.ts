@@ -1,7 +1,7 @@
 /**
  * A replay folds the log up to the head it is given and no further, even
- * when the log holds more (it may grow while a rebuild runs: every replay
- * worker must stop at the same event).
+ * when the log holds more (it may grow while a rebuild runs, which stops
+ * at the head it read first).
  */
 import { join } from 'node:path';
 import t from 'tap';
@@ -11,7 +11,7 @@ import { startOfLog } from '../src/eventstore/port.js';
 import { importEvents } from '../src/importer/import.js';
 import { EventFolder } from '../src/readmodel/folder.js';
 import { ReadModel } from '../src/readmodel/model.js';
-import { replayLog } from '../src/readmodel/replay.js';
+import { eventsUpTo, replay } from '../src/readmodel/replay.js';
 import { readFixture, tempDir } from './helpers.js';
 
 t.test('a replay stops at its head', async (t) => {
@@ -25,7 +25,7 @@ t.test('a replay stops at its head', async (t) => {
   for (const stop of [0, 7, events.length - 2, events.length - 1]) {
     const model = new ReadModel(tableDefs);
     const head = events[stop]!.position;
-    const replayed = await replayLog(store, model, new EventFolder(model), startOfLog, head);
+    const replayed = await replay(eventsUpTo(store, startOfLog, head), model, new EventFolder(model), startOfLog);
     t.same(replayed.position, head, `stopped at event ${stop + 1}`);
     t.equal(replayed.applied, stop + 1, `and applied ${stop + 1} events`);
   }

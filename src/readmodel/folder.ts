@@ -70,6 +70,14 @@ export function institutionOfEvent(event: RecordedEvent): string {
   return typeof id === 'string' ? id : '';
 }
 
+/**
+ * Whether a fold of some institutions (`FoldOptions.takes`) must still see this event of another: an issued key,
+ * which the key ledger judges across institutions (see `refusal`).
+ */
+export function judgedAcrossInstitutions(event: RecordedEvent): boolean {
+  return event.type === 'ApiKeyIssued';
+}
+
 export interface Folded {
   /** The position of the batch's last event. */
   last: Position;
@@ -153,7 +161,7 @@ export class EventFolder {
    */
   private refusal(event: RecordedEvent): string | undefined {
     if (!isCatalogEvent(event)) return undefined;
-    if (event.type === 'ApiKeyIssued') {
+    if (judgedAcrossInstitutions(event)) {
       const refusal = this.ledger().issue(event.data as EventOf<'ApiKeyIssued'>['data']);
       return refusal && `${refusal.field}: ${refusal.message}`;
     }

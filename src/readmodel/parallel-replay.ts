@@ -18,7 +18,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, startOfLog } from '../eventstore/port.js';
-import { institutionOfEvent } from './folder.js';
+import { institutionOfEvent, judgedAcrossInstitutions } from './folder.js';
 import { assignInstitutions, workerOf } from './partition.js';
 import type { ReadModelStore } from './persistence.js';
 import {
@@ -32,7 +32,7 @@ import {
   type ReplayTask,
 } from './replay-messages.js';
 import { FeedWriter } from './change-feed.js';
-import type { Kind } from '../../projections/records.js';
+import { eventsUpTo } from './replay.js';
 
 /**
  * A replay worker's young generation, in MB. A replay makes a record or
@@ -52,9 +52,6 @@ const YOUNG_GENERATION_MB = 64;
  * 2.01–2.10 GB: each worker now decodes only its own events, not the whole log.
  */
 export const RELEASE_EVERY = 50_000;
-
-/** Events read from the log at a time. */
-const READ_BATCH = 1_000;
 
 /**
  * Batches sent to a worker and not yet folded, at most: a worker has the next ones at hand while this thread reads
@@ -85,30 +82,28 @@ async function sampleInstitutions(store: EventStore, head: Position, samples = S
   return weights;
 }
 
-/** A replay worker, and its events sent but not yet folded. */
+/** A replay worker, its result, and its batches sent but not yet folded. */
 interface Running {
   readonly worker: Worker;
-  readonly result: Promise<ReplayResult>;
+  result: Promise<ReplayResult>;
   ahead: number;
   /** Called when the worker has folded a batch. */
   onFolded?: () => void;
 }
 
-function runWorker(
-  task: ReplayTask,
-  feed: FeedWriter,
-  write: (piece: ReplayPiece) => Promise<void>,
-): Running {
+function runWorker(task: ReplayTask, feed: FeedWriter, write: (piece: ReplayPiece) => Promise<unknown>): Running {
   const worker = new Worker(new URL('./replay-worker.js', import.meta.url), {
     workerData: task,
     resourceLimits: { maxYoungGenerationSizeMb: YOUNG_GENERATION_MB },
   });
-  let folded = () => {};
-  const result = new Promise<ReplayResult>((resolve, reject) => {
+  const running = { worker, ahead: 0 } as Running;
+  running.result = new Promise<ReplayResult>((resolve, reject) => {
     // Batches folded and feed entries, then the snapshot's pieces (each written before the worker makes the next), then the result.
     worker.on('message', (message: ReplayFolded | ReplayFeed | ReplayPiece | ReplayResult) => {
-      if ('folded' in message) folded();
-      else if ('feed' in message) feed.addBatch(message.feed);
+      if ('folded' in message) {
+        running.ahead--;
+        running.onFolded?.();
+      } else if ('feed' in message) feed.addBatch(message.feed);
       else if ('buffer' in message) write(message).then(() => worker.postMessage(REPLAY_MORE), reject);
       else resolve(message);
     });
@@ -116,12 +111,7 @@ function runWorker(
     worker.once('exit', (code) => reject(new Error(`replay worker ${task.index} exited with code ${code} before it was done`)));
   });
   // Awaited once the log is read (or while a send waits for the worker): a failure before then is not unhandled.
-  result.catch(() => undefined);
-  const running: Running = { worker, result, ahead: 0 };
-  folded = () => {
-    running.ahead--;
-    running.onFolded?.();
-  };
+  running.result.catch(() => undefined);
   return running;
 }
 
@@ -152,17 +142,11 @@ export async function replayInParallel(
   const assignment = assignInstitutions(await sampleInstitutions(store, head), workers);
   // Every worker's change feed entries, written as they come (the snapshot, written last, makes them count).
   const feed = new FeedWriter((entries) => disk.appendFeed(entries));
-  // A kind's chunks are numbered as they come: each institution's in its worker's order.
-  const chunkNumbers = new Map<Kind, number>();
-  let records = 0;
-  const write = async (piece: ReplayPiece) => {
+  // Pieces as they come: a kind's chunks are numbered in that order, each institution's in its worker's order.
+  const snapshot = disk.snapshotWriter();
+  const write = (piece: ReplayPiece) => {
     const buffer = Buffer.from(piece.buffer);
-    if ('table' in piece) return disk.putSnapshotTable(piece.table.kind, piece.table.institution, buffer);
-    const { kind } = piece.chunk;
-    const number = chunkNumbers.get(kind) ?? 0;
-    chunkNumbers.set(kind, number + 1);
-    records += piece.chunk.records;
-    return disk.putSnapshotChunk(kind, number, buffer);
+    return 'table' in piece ? snapshot.table(piece.table.kind, piece.table.institution, buffer) : snapshot.chunk(piece.chunk.kind, buffer, piece.chunk.records);
   };
   const running = Array.from({ length: workers }, (_, index) => runWorker({ assignment: [...assignment], workers, index }, feed, write));
   let results: ReplayResult[];
@@ -178,13 +162,13 @@ export async function replayInParallel(
   await feed.done();
   const { position } = results[0]!;
   const applied = results.reduce((sum, result) => sum + result.applied, 0);
-  if (comparePositions(position, startOfLog) > 0) await disk.finishSnapshot(records, position);
+  if (comparePositions(position, startOfLog) > 0) await snapshot.end(position);
   return { applied, position };
 }
 
 /**
- * Read the log up to `head` (not past it, though it may have grown since) and send each worker its events, letting
- * go of the log's pages every `releaseEvery` events read; the position of the last event read.
+ * Read the log up to `head` and send each worker its events, letting go of the log's pages every `releaseEvery`
+ * events read; the position of the last event read.
  */
 async function readOut(
   store: EventStore,
@@ -198,15 +182,10 @@ async function readOut(
   let position = startOfLog;
   let read = 0;
   let released = 0;
-  while (comparePositions(position, head) < 0) {
-    let events = await store.readAll(position, READ_BATCH);
-    if (events.length > 0 && comparePositions(events[events.length - 1]!.position, head) > 0) {
-      events = events.slice(0, events.findIndex((event) => comparePositions(event.position, head) > 0));
-    }
-    if (events.length === 0) break;
+  for await (const events of eventsUpTo(store, startOfLog, head)) {
     const batches = Array.from({ length: workers }, () => [] as RecordedEvent[]);
     for (const event of events) {
-      if (event.type === 'ApiKeyIssued') for (const batch of batches) batch.push(event);
+      if (judgedAcrossInstitutions(event)) for (const batch of batches) batch.push(event);
       else batches[workerOf(institutionOfEvent(event), assignment, workers)]!.push(event);
     }
     for (const [index, batch] of batches.entries()) if (batch.length > 0) await sendTo(running[index]!, batch);

@@ -36,6 +36,13 @@ import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-
 /** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
 const SHARED_STRUCTURES = Symbol.for('structures');
 
+/** See `ReadModelStore.snapshotWriter`. */
+export interface SnapshotWriter {
+  table(kind: Kind, institution: string, buffer: Buffer): Promise<unknown>;
+  chunk(kind: Kind, buffer: Buffer, records: number): Promise<unknown>;
+  end(checkpoint: Position): Promise<unknown>;
+}
+
 export interface EncodedSnapshot {
   readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }>;
   /** Each kind's chunks in order, with the number of records each holds. */
@@ -260,56 +267,51 @@ export class ReadModelStore implements FeedStore {
    * writes to meanwhile.
    */
   writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>, checkpoint: Position): Promise<void> {
-    return this.writeEncodedSnapshot([encodeSnapshot(records, tables)], checkpoint);
+    return this.writeEncodedSnapshot(encodeSnapshot(records, tables), checkpoint);
   }
 
   /**
-   * Replace snapshot and journal by these encoded parts (each the records
-   * and tables of some institutions, as `encodeSnapshot` made them: no
-   * table in two parts), at this checkpoint, in one transaction. A kind's
-   * chunks are loaded part by part, in this order. Queued as lmdb-js's
-   * asynchronous operations, all in this event turn (one transaction,
-   * committed on its own thread): as a synchronous transaction, the fold of
-   * a 2M-record model held a serving process's requests for 2 s.
+   * Replace snapshot and journal by this encoded snapshot, at this
+   * checkpoint, in one transaction: queued as lmdb-js's asynchronous
+   * operations, all in this event turn (committed on its own thread): as a
+   * synchronous transaction, the fold of a 2M-record model held a serving
+   * process's requests for 2 s.
    */
-  async writeEncodedSnapshot(parts: readonly EncodedSnapshot[], checkpoint: Position): Promise<void> {
+  async writeEncodedSnapshot(encoded: EncodedSnapshot, checkpoint: Position): Promise<void> {
     void this.snapshot.clearAsync();
     void this.tables.clearAsync();
     void this.journal.clearAsync();
-    const chunkNumbers = new Map<Kind, number>();
-    let count = 0;
-    for (const part of parts) {
-      for (const { kind, institution, buffer } of part.tables) void this.tables.put([kind, institution], buffer);
-      for (const { kind, buffer, records } of part.chunks) {
-        const chunk = chunkNumbers.get(kind) ?? 0;
-        chunkNumbers.set(kind, chunk + 1);
-        void this.snapshot.put([kind, chunk], buffer);
-        count += records;
-      }
-    }
-    void this.meta.put('snapshotRecords', count);
-    await this.putCheckpoint(checkpoint);
+    const writer = this.snapshotWriter();
+    for (const { kind, institution, buffer } of encoded.tables) void writer.table(kind, institution, buffer);
+    for (const { kind, buffer, records } of encoded.chunks) void writer.chunk(kind, buffer, records);
+    await writer.end(checkpoint);
   }
 
   /**
-   * A snapshot written a piece at a time into a read model cleared for a replay (`clear`): each table and chunk
-   * in a transaction of its own as it comes (a replay's workers hand their snapshots over piece by piece, never
-   * whole beside their models), then `finishSnapshot`. Until that puts the checkpoint the read model has none,
-   * and a start-up finding it so clears it and replays the log, as after any interrupted replay.
+   * Puts a snapshot's tables and chunks as they come (a kind's chunks are
+   * numbered in that order, and loaded in it), then its record count and
+   * checkpoint (`end`). Puts queued in one event turn share a transaction;
+   * a replay awaits each (its workers hand their snapshots over piece by
+   * piece, never whole beside their models) into a read model it cleared:
+   * until `end` the read model has no checkpoint, and a start-up finding it
+   * so clears it and replays the log, as after any interrupted replay.
    */
-  async putSnapshotTable(kind: Kind, institution: string, buffer: Buffer): Promise<void> {
-    await this.tables.put([kind, institution], buffer);
-  }
-
-  /** A kind's chunk `number` (0, 1, …: they are loaded in that order) of a snapshot written a piece at a time. */
-  async putSnapshotChunk(kind: Kind, number: number, buffer: Buffer): Promise<void> {
-    await this.snapshot.put([kind, number], buffer);
-  }
-
-  /** The end of a snapshot written a piece at a time: its number of records, then the checkpoint it is as of. */
-  async finishSnapshot(records: number, checkpoint: Position): Promise<void> {
-    void this.meta.put('snapshotRecords', records);
-    await this.putCheckpoint(checkpoint);
+  snapshotWriter(): SnapshotWriter {
+    const chunkNumbers = new Map<Kind, number>();
+    let records = 0;
+    return {
+      table: (kind, institution, buffer) => this.tables.put([kind, institution], buffer),
+      chunk: (kind, buffer, count) => {
+        const number = chunkNumbers.get(kind) ?? 0;
+        chunkNumbers.set(kind, number + 1);
+        records += count;
+        return this.snapshot.put([kind, number], buffer);
+      },
+      end: (checkpoint) => {
+        void this.meta.put('snapshotRecords', records);
+        return this.putCheckpoint(checkpoint);
+      },
+    };
   }
 
   /** Queue the checkpoint's puts: the promise of the last, which the others share. */

@@ -26,7 +26,7 @@ import { EventFolder } from './folder.js';
 import type { ReadModel } from './model.js';
 import type { EncodedSnapshot, ReadModelStore } from './persistence.js';
 import { encodeSnapshot } from './persistence.js';
-import { replayLog } from './replay.js';
+import { eventsUpTo, replay } from './replay.js';
 
 /**
  * A journal of more than a JOURNAL_FOLD_SHARE-th of the snapshot's records is folded: at a start-up a journal's change
@@ -221,7 +221,7 @@ export class Projector {
       const sizes = this.disk.sizes();
       this.model.flush();
       const encoded = await encodeInSlices(encodeSnapshot(this.model.byKind(), this.model.savedTables()));
-      await this.disk.writeEncodedSnapshot([encoded], this.position);
+      await this.disk.writeEncodedSnapshot(encoded, this.position);
       this.foldWanted = false;
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
@@ -300,11 +300,11 @@ export class Projector {
 
   /**
    * Fold the log from the checkpoint up to `head` into the model (see
-   * `replayLog`), writing nothing. Whether the position moved.
+   * replay.ts), writing nothing. Whether the position moved.
    */
   private async replay(head: Position): Promise<boolean> {
     const feed = new FeedWriter((entries) => this.disk.appendFeed(entries));
-    const { position, applied } = await replayLog(this.store, this.model, this.folder, this.position, head, { feed: feed.add });
+    const { position, applied } = await replay(eventsUpTo(this.store, this.position, head), this.model, this.folder, this.position, { feed: feed.add });
     await feed.done();
     if (comparePositions(position, this.position) <= 0) return false;
     this.eventsApplied += applied;

@@ -8,12 +8,13 @@
  */
 import { on } from 'node:events';
 import { parentPort, workerData } from 'node:worker_threads';
-import { startOfLog } from '../eventstore/port.js';
+import { type RecordedEvent, startOfLog } from '../eventstore/port.js';
 import { tableDefs } from '../resources/index.js';
 import { EventFolder } from './folder.js';
 import { ReadModel } from './model.js';
 import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
+import { replay } from './replay.js';
 import { FeedWriter } from './change-feed.js';
 import {
   ownBuffer,
@@ -27,35 +28,28 @@ import {
 } from './replay-messages.js';
 
 const task = workerData as ReplayTask;
-const messages = on(parentPort!, 'message') as AsyncIterableIterator<[ReplayEvents | ReplayEnd | string]>;
+const messages = on(parentPort!, 'message') as AsyncIterableIterator<[ReplayEvents | ReplayEnd]>;
+let end: ReplayEnd | undefined;
+/** The batches the parent sends until the end, each said folded once the replay asks for the next. */
+async function* sent(): AsyncGenerator<readonly RecordedEvent[]> {
+  for (;;) {
+    const { value, done } = await messages.next();
+    if (done) throw new Error('the replay ended before its last events');
+    const [message] = value;
+    if ('end' in message) {
+      end = message;
+      return;
+    }
+    yield message.events;
+    parentPort!.postMessage({ folded: message.events.length } satisfies ReplayFolded);
+  }
+}
 const model = new ReadModel(tableDefs);
-const folder = new EventFolder(model);
 // Issued keys of every institution come too: they count for the key ledger, and are folded only by their own worker.
 const takes = ownedBy(task.index, new Map(task.assignment), task.workers);
 // The change feed's entries of this worker's institutions, in batches (this thread's parent writes them as they come).
 const feed = new FeedWriter(async (entries) => parentPort!.postMessage({ feed: entries } satisfies ReplayFeed));
-let position = startOfLog;
-let applied = 0;
-// Tables are built once, at the end: nothing reads the model meanwhile.
-model.deferTables();
-let end: ReplayEnd | undefined;
-while (end === undefined) {
-  const { value, done } = await messages.next();
-  if (done) throw new Error('the replay ended before its last events');
-  const [message] = value;
-  if (typeof message === 'string') continue;
-  if ('end' in message) {
-    end = message;
-    break;
-  }
-  const folded = folder.fold(message.events, position, { takes, feed: feed.add });
-  if (folded) {
-    applied += folded.applied;
-    position = folded.last;
-  }
-  parentPort!.postMessage({ folded: message.events.length } satisfies ReplayFolded);
-}
-model.buildTables();
+const { applied } = await replay(sent(), model, new EventFolder(model), startOfLog, { takes, feed: feed.add });
 await feed.done();
 // The snapshot a piece at a time, each encoded once the last is written: never all of it beside the model.
 const send = async (piece: ReplayPiece) => {
@@ -65,5 +59,5 @@ const send = async (piece: ReplayPiece) => {
 const { tables, chunks } = encodeSnapshot(model.byKind(), model.savedTables());
 for (const { kind, institution, buffer } of tables) await send({ table: { kind, institution }, buffer: ownBuffer(buffer) });
 for (const { kind, records, buffer } of chunks) await send({ chunk: { kind, records }, buffer: ownBuffer(buffer) });
-parentPort!.postMessage({ position: end.end, applied } satisfies ReplayResult);
+parentPort!.postMessage({ position: end!.end, applied } satisfies ReplayResult);
 await messages.return?.();
