@@ -101,7 +101,11 @@ t.test("an import's transactions stay short: a chunk that took long is followed 
   t.equal(chunks[0]!.events, 4000, 'the first chunk as large as allowed');
   const later = chunks.slice(1);
   t.ok(later.length >= 2, `the rest in smaller chunks (${later.map((c) => c.events).join(', ')})`);
-  t.ok(later.every((c) => c.events <= 2400 && c.events >= 500), 'each about what fits in 250 ms (2,000 events), never under 500');
+  // The last is what is left, whatever its size.
+  t.ok(
+    later.every((c, i) => c.events <= 2400 && (c.events >= 500 || i === later.length - 1)),
+    'each about what fits in 250 ms (2,000 events), never under 500 but the last',
+  );
   t.equal(chunks.reduce((sum, c) => sum + c.events, 0), 9000, 'every event in one chunk or another');
 
   // The same import owning its store, no other process having the log open: no one waits for the lock.
