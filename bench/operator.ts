@@ -252,6 +252,9 @@ const mixBodies: number[] = [];
   let errors = 0;
   let pastEnd = 0;
   let importing = true;
+  /** Every read: when it was due (s since the readers began) and how long it took (ms), to see when the slow ones were. */
+  const readTimes: Array<{ at: number; ms: number }> = [];
+  const since = performance.now();
   const readers = (async () => {
     const every = 1000 / READ_RATE;
     const begun = performance.now();
@@ -265,6 +268,7 @@ const mixBodies: number[] = [];
         call('GET', path, k).then(
           (answer) => {
             reads.push(performance.now() - due);
+            readTimes.push({ at: (due - since) / 1000, ms: performance.now() - due });
             if (answer.status === 404 && /[?&]page=(?!1(&|$))/.test(path)) pastEnd++;
             else if (answer.status !== 200) errors++;
           },
@@ -286,11 +290,16 @@ const mixBodies: number[] = [];
   })();
   /** The server's longest event-loop delay in each half second (from its /metrics, which resets it at each read). */
   const serverDelays: Array<{ ms: number; at: number }> = [];
-  const since = performance.now();
+  /** When the server first saw the log's head move by the import (s since the readers began): its first append, within a second or so. */
+  let appendsFrom: number | undefined;
+  let firstHead: bigint | undefined;
   const watcher = (async () => {
     while (importing) {
-      const h = JSON.parse((await call('GET', '/healthz', undefined)).body) as { status: string; lag: { positions: string; ms: number } };
+      const h = JSON.parse((await call('GET', '/healthz', undefined)).body) as { status: string; head: { commit: string }; lag: { positions: string; ms: number } };
       health.push({ status: h.status, behind: Number(h.lag.positions), ms: h.lag.ms });
+      firstHead ??= BigInt(h.head.commit);
+      // (The bulk-creates below append an event every 250 ms; the import's first transaction thousands at once.)
+      if (appendsFrom === undefined && BigInt(h.head.commit) > firstHead + 1000n) appendsFrom = (performance.now() - since) / 1000;
       const metrics = (await call('GET', '/metrics', undefined)).body;
       serverDelays.push({ ms: 1000 * Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(metrics)?.[1] ?? NaN), at: (performance.now() - since) / 1000 });
       await sleep(500);
@@ -322,6 +331,22 @@ const mixBodies: number[] = [];
     "the server's event-loop delay",
     delays[0]?.ms ?? NaN,
     `the longest in a half second: ${delays.slice(0, 5).map((d) => `${fmt(d.ms)} ms (at ${fmt(d.at, 1)} s)`).join(', ')}, …; median ${fmt(delays[delays.length >> 1]?.ms ?? NaN, 1)} ms`,
+  );
+  // When the slow reads were: before the import's first append (its check of the file), as the appends begin, after.
+  const phase = (what: string, from: number, to: number) => {
+    const ms = readTimes.filter((r) => r.at >= from && r.at < to).map((r) => r.ms).sort((a, b) => a - b);
+    if (ms.length > 0) figure('live import', `reads ${what}`, quantile(ms, 0.99), `p50 ${fmt(quantile(ms, 0.5), 1)} ms, p99 ${fmt(quantile(ms, 0.99), 1)} ms, max ${fmt(ms.at(-1)!, 1)} ms (${fmt(ms.length)})`);
+  };
+  const firstAppend = appendsFrom ?? Infinity;
+  phase('before the first append', 0, firstAppend - 1);
+  phase('in the first 5 s of appends', firstAppend - 1, firstAppend + 4);
+  phase('after those', firstAppend + 4, Infinity);
+  const slowSeconds = [...new Set(readTimes.filter((r) => r.ms > 100).map((r) => Math.floor(r.at)))];
+  figure(
+    'live import',
+    'seconds with a read over 100 ms',
+    slowSeconds.length,
+    `${slowSeconds.length} (${slowSeconds.slice(0, 20).join(', ')}${slowSeconds.length > 20 ? ', …' : ''}; the head first moved at ${appendsFrom === undefined ? 'no time' : `${fmt(appendsFrom, 1)} s`})`,
   );
   figure('live import', "the client's event-loop delay", clientDelay.max / 1e6, `p99 ${fmt(clientDelay.percentile(99) / 1e6, 1)} ms, max ${fmt(clientDelay.max / 1e6, 1)} ms`);
   figure('live import', 'reads p99', quantile(sortedReads, 0.99), `${fmt(quantile(sortedReads, 0.99), 1)} ms (max ${fmt(sortedReads.at(-1) ?? NaN, 1)} ms)`, atMost(10, 'ms'));
