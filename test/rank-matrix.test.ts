@@ -2,16 +2,20 @@
  * The wavelet matrix against a sort: random sequences (many repeats, or
  * every value once as positions are), random blocks of positions, every k:
  * the k-th smallest value in the blocks is the k-th of their values sorted,
- * and the count of values below any value is that of the sort. And when a
+ * and the count of values below any value is that of the sort, whether a
+ * level is built in one step or in many. And when a
  * table makes its matrices (OrderRanks).
  */
 import fc from 'fast-check';
 import t from 'tap';
 import { OrderRanks } from '../src/readmodel/order-ranks.js';
-import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
+import { bitsFor, RankMatrix, RankMatrixBuilder } from '../src/readmodel/rank-matrix.js';
 import { SortedIndex } from '../src/readmodel/sorted-index.js';
 
-t.test('the k-th smallest value of any blocks is that of a sort of their values', async (t) => {
+for (const stepValues of [RankMatrixBuilder.stepValues, 7]) t.test(`the k-th smallest value of any blocks is that of a sort of their values (built ${stepValues} values a step)`, async (t) => {
+  const saved = RankMatrixBuilder.stepValues;
+  RankMatrixBuilder.stepValues = stepValues;
+  t.teardown(() => void (RankMatrixBuilder.stepValues = saved));
   let compared = 0;
   fc.assert(
     fc.property(

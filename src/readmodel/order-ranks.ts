@@ -4,8 +4,8 @@
  * positions in the other (the order asked for), so that the k-th row of a
  * selection in that order is found in O(log n) (RankMatrix).
  *
- * Made only when a search wanted one, in the background (`work`, a level at
- * a time between requests), once the table has gone unchanged for
+ * Made only when a search wanted one, in the background (`work`, a piece of
+ * a level at a time between requests), once the table has gone unchanged for
  * `quietMs`: under a stream of changes each would be stale before it was
  * used. A matrix is valid for the versions of the two indexes it was made
  * from; a search finding it stale searches without it and wants it again.
@@ -96,8 +96,9 @@ export class OrderRanks {
   }
 
   /**
-   * Make wanted matrices until `deadline` (performance.now(), ms), a level
-   * at a time. Whether there is more to do now (false while nothing is
+   * Make wanted matrices until `deadline` (performance.now(), ms), a piece
+   * at a time (RankMatrixBuilder.step; starting one reads both indexes'
+   * rows at once). Whether there is more to do now (false while nothing is
    * wanted or the table has changed too lately).
    */
   work(deadline: number): boolean {
