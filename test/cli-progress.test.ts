@@ -41,6 +41,28 @@ t.test('not on a terminal: a plain line for each update due, with the rate and t
   t.equal(lines[2], 'import demo.ndjson: appending 40,000 of 80,000 (20,000/s, about 2 s left)');
 });
 
+t.test('not on a terminal: a line every few seconds, and at once when a phase begins', async (t) => {
+  const out = sink(false);
+  let now = 0;
+  const progress = progressPrinter('import big.ndjson', out.stream, 3000, () => now);
+  for (const [at, phase, done] of [
+    [5000, 'checking', 100_000],
+    [6000, 'checking', 200_000],
+    [6500, 'appending', 10_000],
+    [7000, 'appending', 20_000],
+    [9600, 'appending', 70_000],
+  ] as const) {
+    now = at;
+    progress.update({ phase, done, total: phase === 'appending' ? 200_000 : undefined });
+  }
+  const lines = out.text().split('\n').filter(Boolean);
+  t.same(
+    lines.map((line) => line.replace(/ \(.*\)$/, '')),
+    ['import big.ndjson: checking 100,000', 'import big.ndjson: appending 10,000 of 200,000', 'import big.ndjson: appending 70,000 of 200,000'],
+    'the first appending line half a second into the interval, then the next due three seconds after it',
+  );
+});
+
 t.test('on a terminal: one line rewritten in place, ended once done', async (t) => {
   const out = sink(true);
   const progress = progressPrinter('rebuild', out.stream, 0);

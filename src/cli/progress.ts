@@ -1,8 +1,8 @@
 /**
  * Progress of a long command on stderr: on a terminal one line rewritten in
- * place (at most every 200 ms), otherwise a plain line every few seconds —
- * what it is doing, how far, the rate, and the time left when the total is
- * known.
+ * place (at most every 200 ms), otherwise a plain line every few seconds and
+ * at the start of each phase — what it is doing, how far, the rate, and the
+ * time left when the total is known.
  */
 export interface Progress {
   readonly phase: string;
@@ -33,12 +33,14 @@ export function progressPrinter(
   };
   return {
     update(progress: Progress): void {
-      if (progress.phase !== phase) {
+      const begun = progress.phase !== phase;
+      if (begun) {
         phase = progress.phase;
         phaseStarted = clock();
       }
       const now = clock();
-      if (now - printed < everyMs) return;
+      // A phase's first update is shown at once: an operator (or a benchmark) sees when the appends began.
+      if (now - printed < everyMs && !begun) return;
       printed = now;
       if (stream.isTTY) stream.write(`\r${line(progress)}\u001b[K`);
       else stream.write(`${line(progress)}\n`);
