@@ -131,8 +131,10 @@ writeLines(liveFile, liveEvents(data, LIVE, SEED).map((e) => JSON.stringify(e)))
 globalThis.gc?.();
 console.log(`data: ${fmt(events)} events to import, then ${fmt(LIVE)} live`);
 
-/** An import: its time, rate, memory and how often it said how far it was. */
-/** `vm-api import`, timed; `onAppending` is called when it says it has appended its first chunk (a new phase is shown at once). */
+/**
+ * An import: its time, rate, memory and how often it said how far it was; `onAppending` is called when it says it has
+ * appended its first chunk (a new phase is shown at once).
+ */
 async function importStep(step: string, file: string, expected: number, onAppending?: () => void): Promise<void> {
   const progress: number[] = [];
   let out = '';
