@@ -261,14 +261,13 @@ const mixBodies: number[] = [];
     paths.push({ path, key: q.key });
   }
 
-  const reads: number[] = [];
   const posts: number[] = [];
   const health: Array<{ status: string; behind: number; ms: number }> = [];
   let errors = 0;
   let pastEnd = 0;
   let importing = true;
   /** Every read: when it was due (s since the readers began) and how long it took (ms), to see when the slow ones were. */
-  const readTimes: Array<{ at: number; ms: number }> = [];
+  const reads: Array<{ at: number; ms: number }> = [];
   const since = performance.now();
   const readers = (async () => {
     const every = 1000 / READ_RATE;
@@ -282,8 +281,7 @@ const mixBodies: number[] = [];
       inFlight.push(
         call('GET', path, k).then(
           (answer) => {
-            reads.push(performance.now() - due);
-            readTimes.push({ at: (due - since) / 1000, ms: performance.now() - due });
+            reads.push({ at: (due - since) / 1000, ms: performance.now() - due });
             if (answer.status === 404 && /[?&]page=(?!1(&|$))/.test(path)) pastEnd++;
             else if (answer.status !== 200) errors++;
           },
@@ -332,7 +330,7 @@ const mixBodies: number[] = [];
   importing = false;
   await Promise.all([readers, writer, watcher]);
 
-  const sortedReads = reads.sort((a, b) => a - b);
+  const sortedReads = reads.map((r) => r.ms).sort((a, b) => a - b);
   const sortedPosts = posts.sort((a, b) => a - b);
   figure('live import', 'server caught up after the import ended', caughtUpMs, seconds(caughtUpMs));
   figure('live import', `reads (${fmt(READ_RATE)}/s, ${fmt(reads.length)})`, quantile(sortedReads, 0.5), `p50 ${fmt(quantile(sortedReads, 0.5), 1)} ms`);
@@ -345,19 +343,20 @@ const mixBodies: number[] = [];
   );
   // When the slow reads were: before the import's first append (its check of the file), as the appends begin, after.
   const phase = (what: string, from: number, to: number) => {
-    const ms = readTimes.filter((r) => r.at >= from && r.at < to).map((r) => r.ms).sort((a, b) => a - b);
+    const ms = reads.filter((r) => r.at >= from && r.at < to).map((r) => r.ms).sort((a, b) => a - b);
     if (ms.length > 0) figure('live import', `reads ${what}`, quantile(ms, 0.99), `p50 ${fmt(quantile(ms, 0.5), 1)} ms, p99 ${fmt(quantile(ms, 0.99), 1)} ms, max ${fmt(ms.at(-1)!, 1)} ms (${fmt(ms.length)})`);
   };
   const firstAppend = appendsFrom ?? Infinity;
   phase('before the first append', 0, firstAppend);
   phase('in the first 5 s of appends', firstAppend, firstAppend + 5);
   phase('after those', firstAppend + 5, Infinity);
-  const slowSeconds = [...new Set(readTimes.filter((r) => r.ms > 100).map((r) => Math.floor(r.at)))];
+  const slowSeconds = [...new Set(reads.filter((r) => r.ms > 100).map((r) => Math.floor(r.at)))];
   figure(
     'live import',
     'seconds with a read over 100 ms',
     slowSeconds.length,
-    `${slowSeconds.length} (${slowSeconds.slice(0, 20).join(', ')}${slowSeconds.length > 20 ? ', …' : ''}; the import's first chunk appended at ${appendsFrom === undefined ? 'no time' : `${fmt(appendsFrom, 1)} s`})`,
+    `${slowSeconds.length} (${slowSeconds.length === 0 ? '' : `${slowSeconds.slice(0, 20).join(', ')}${slowSeconds.length > 20 ? ', …' : ''}; `}` +
+      `the import's first chunk appended at ${appendsFrom === undefined ? 'no time' : `${fmt(appendsFrom, 1)} s`})`,
   );
   figure('live import', "the client's event-loop delay", clientDelay.max / 1e6, `p99 ${fmt(clientDelay.percentile(99) / 1e6, 1)} ms, max ${fmt(clientDelay.max / 1e6, 1)} ms`);
   figure('live import', 'reads p99', quantile(sortedReads, 0.99), `${fmt(quantile(sortedReads, 0.99), 1)} ms (max ${fmt(sortedReads.at(-1) ?? NaN, 1)} ms)`, atMost(10, 'ms'));

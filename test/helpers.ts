@@ -97,7 +97,6 @@ export async function serveWarmingUp(
   const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined }, logger, { clock: () => TEST_NOW });
   const warmUp = new WarmUp(
     { ...runtime, store: options.store?.(runtime.store) ?? runtime.store },
-    { DATA_DIR: dir, EVENTSTORE_URL: undefined },
     { parallelFrom: options.parallelFrom, threads: 2, logEveryMs: 1000, releaseEvery: options.releaseEvery },
     logger,
   );

@@ -100,7 +100,7 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   }
   const runtime = openRuntime(config, logger);
   // Listen at once; the read model is made ready meanwhile (the API answers 503 until it is, /healthz says how far).
-  const warmUp = new WarmUp(runtime, config, { parallelFrom: config.CATCH_UP_PARALLEL_FROM, threads: replayThreads(), logEveryMs: 3000 }, logger);
+  const warmUp = new WarmUp(runtime, { parallelFrom: config.CATCH_UP_PARALLEL_FROM, threads: replayThreads(), logEveryMs: 3000 }, logger);
   const server = await createServer(runtime, logger, {
     publicBaseUrl: config.PUBLIC_BASE_URL,
     readiness: warmUp,

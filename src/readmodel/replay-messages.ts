@@ -26,7 +26,7 @@ export interface ReplayEnd {
 
 /** Sent by a replay worker after each batch of events it has folded (the parent sends a few batches ahead, no more). */
 export interface ReplayFolded {
-  readonly folded: number;
+  readonly folded: true;
 }
 
 /** Sent by a replay worker as it replays: change feed entries of its institutions, in log order. */

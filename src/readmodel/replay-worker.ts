@@ -41,7 +41,7 @@ async function* sent(): AsyncGenerator<readonly RecordedEvent[]> {
       return;
     }
     yield message.events;
-    parentPort!.postMessage({ folded: message.events.length } satisfies ReplayFolded);
+    parentPort!.postMessage({ folded: true } satisfies ReplayFolded);
   }
 }
 const model = new ReadModel(tableDefs);

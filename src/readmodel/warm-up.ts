@@ -15,7 +15,6 @@
  * few seconds.
  */
 import type { Logger } from 'pino';
-import type { Config } from '../config.js';
 import { comparePositions, type Position, startOfLog } from '../eventstore/port.js';
 import type { Runtime } from '../runtime.js';
 import { replayInParallel } from './parallel-replay.js';
@@ -58,7 +57,6 @@ export class WarmUp implements Readiness {
 
   constructor(
     private readonly runtime: Runtime,
-    private readonly config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>,
     private readonly options: WarmUpOptions,
     private readonly log?: Logger,
   ) {}
