@@ -8,12 +8,14 @@
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
+import { open } from 'lmdb';
 import t, { type Test } from 'tap';
 import { put, remove } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
+import { MAP_SIZE } from '../src/lmdb-file.js';
 import { ReadModel } from '../src/readmodel/model.js';
-import { ReadModelStore } from '../src/readmodel/persistence.js';
+import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
 import { CHUNK_SIZE, decodeChunk, encodeChunks } from '../src/readmodel/snapshot-codec.js';
 import type { SavedColumn } from '../src/readmodel/table.js';
@@ -148,6 +150,70 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => chunk.records);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
+});
+
+t.test('a new snapshot is written beside the current one a piece at a time, and made current in one transaction', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const path = join(tmp.dir, 'readmodel');
+  let disk = ReadModelStore.open(path);
+  t.teardown(() => disk.close());
+  const pieceBytes = ReadModelStore.snapshotPieceBytes;
+  ReadModelStore.snapshotPieceBytes = 1;
+  t.teardown(() => (ReadModelStore.snapshotPieceBytes = pieceBytes));
+  // The file as another reader sees it: both places a snapshot can be in.
+  const reader = open({ path, mapSize: MAP_SIZE, compression: false });
+  t.teardown(() => reader.close());
+  const places = ['snapshot', 'snapshot-1'].map((name) => reader.openDB({ name, encoding: 'binary' }));
+  const chunksOnDisk = () => places.reduce((n, place) => n + place.getCount(), 0);
+  const loaded = (from: ReadModelStore) => {
+    const model = new ReadModel(tableDefs);
+    model.loadPersisted(from.persisted());
+    return [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort();
+  };
+
+  const first = Array.from({ length: 40 }, (_, i) => shift(i));
+  await disk.writeSnapshot([['shift', first]], [], at(10));
+  await disk.write([put('shift', shift(500)), remove('shift', first[0]!.id)], [], at(11));
+  const before = loaded(disk);
+  t.equal(before.length, 40);
+
+  // Chunks of ten records; the fourth fails (a full disk, a bug), after three were committed beside the current snapshot.
+  let besideAtFailure = -1;
+  function* failing(): Iterable<{ kind: 'shift'; buffer: Buffer; records: number }> {
+    for (let k = 0; k < 5; k++) {
+      if (k === 3) {
+        besideAtFailure = chunksOnDisk() - 1;
+        throw new Error('disk full');
+      }
+      for (const chunk of encodeChunks(Array.from({ length: 10 }, (_, i) => shift(1000 + k * 10 + i)))) yield { kind: 'shift', ...chunk };
+    }
+  }
+  await t.rejects(disk.replaceSnapshot({ tables: [], chunks: failing() }, at(12)), /disk full/);
+  t.equal(besideAtFailure, 3, 'each piece committed before the next was encoded (one chunk a piece here)');
+  t.same(disk.sizes(), { snapshot: 40, journal: 2 }, 'snapshot and journal as they were');
+  t.same(disk.checkpoint(), at(11));
+  t.same(loaded(disk), before);
+  await disk.close();
+  disk = ReadModelStore.open(path);
+  t.same(loaded(disk), before, 'and so after a restart');
+
+  // Three snapshots in a row: each replaces the last, whichever place it went to, and leaves nothing of it.
+  const model = new ReadModel(tableDefs);
+  model.loadPersisted(disk.persisted());
+  for (let n = 0; n < 3; n++) {
+    model.apply(put('shift', shift(2000 + n)));
+    model.flush();
+    let parts = 0;
+    await disk.replaceSnapshot(encodeSnapshot(model.byKind(), model.savedTables()), at(12 + n), () => void parts++);
+    t.same(disk.sizes(), { snapshot: 41 + n, journal: 0 }, `snapshot ${n + 1}: the records, no journal`);
+    t.ok(parts >= 2, 'the parts were let go of one by one');
+    t.equal(chunksOnDisk(), [...disk.snapshotChunks()].length, 'the snapshot it replaced is gone');
+    await disk.close();
+    disk = ReadModelStore.open(path);
+    t.same(disk.checkpoint(), at(12 + n));
+    t.same(loaded(disk), [...before, shift(2000).id, shift(2001).id, shift(2002).id].slice(0, 41 + n).sort(), 'read back after a restart');
+  }
 });
 
 t.test('a long journal found at start-up is folded into a new snapshot', async (t) => {

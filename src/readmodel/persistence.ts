@@ -32,7 +32,6 @@ import { decodeFeedBlock, feedBlock, feedBlocks, feedEnd, feedKey, feedStart } f
 import type { SavedTableOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
 
-/** A snapshot's tables and records, encoded (as they are asked for): what `writeEncodedSnapshot` writes. */
 /** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
 const SHARED_STRUCTURES = Symbol.for('structures');
 
@@ -43,6 +42,7 @@ export interface SnapshotWriter {
   end(checkpoint: Position): Promise<unknown>;
 }
 
+/** A snapshot's tables and records, encoded (as they are asked for): what `replaceSnapshot` writes. */
 export interface EncodedSnapshot {
   readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }>;
   /** Each kind's chunks in order, with the number of records each holds. */
@@ -76,12 +76,38 @@ interface Meta {
   version?: number;
   /** Records in the snapshot. */
   snapshotRecords?: number;
+  /** Which of the two places for a snapshot holds the current one (absent: 0, as before there were two). */
+  snapshotSlot?: SnapshotSlot;
 }
 
+/**
+ * A snapshot and its tables live in one of two pairs of databases: a new
+ * one is written beside the current one, then made current in a
+ * transaction of its own.
+ */
+type SnapshotSlot = 0 | 1;
+const SLOT_NAMES: Readonly<Record<SnapshotSlot, { snapshot: string; tables: string }>> = {
+  0: { snapshot: 'snapshot', tables: 'tables' },
+  1: { snapshot: 'snapshot-1', tables: 'tables-1' },
+};
+interface SlotDatabases {
+  readonly snapshot: Database<Buffer, [Kind, number]>;
+  readonly tables: Database<Buffer, [Kind, string]>;
+}
+
+
 export class ReadModelStore implements FeedStore {
+  /**
+   * Bytes of a snapshot being written beside the current one that are
+   * queued before their transaction is awaited: what a new snapshot holds
+   * in memory (its encoded parts, and LMDB's dirty pages), however large.
+   */
+  static snapshotPieceBytes = 32 * 2 ** 20;
+
   private root!: RootDatabase;
-  private snapshot!: Database<Buffer, [Kind, number]>;
-  private tables!: Database<Buffer, [Kind, string]>;
+  private slots!: Readonly<Record<SnapshotSlot, SlotDatabases>>;
+  /** Which slot holds the current snapshot. */
+  private slot: SnapshotSlot = 0;
   private journal!: Database<AnyRecord | null, [Kind, string]>;
   private meta!: Database<Meta[keyof Meta], keyof Meta>;
   private feed!: Database<Buffer, Buffer>;
@@ -110,8 +136,11 @@ export class ReadModelStore implements FeedStore {
 
   private openEnv(): void {
     this.root = open({ path: this.path, mapSize: MAP_SIZE, compression: false });
-    this.snapshot = this.root.openDB<Buffer, [Kind, number]>({ name: 'snapshot', encoding: 'binary' });
-    this.tables = this.root.openDB<Buffer, [Kind, string]>({ name: 'tables', encoding: 'binary' });
+    const slot = (names: { snapshot: string; tables: string }): SlotDatabases => ({
+      snapshot: this.root.openDB<Buffer, [Kind, number]>({ name: names.snapshot, encoding: 'binary' }),
+      tables: this.root.openDB<Buffer, [Kind, string]>({ name: names.tables, encoding: 'binary' }),
+    });
+    this.slots = { 0: slot(SLOT_NAMES[0]), 1: slot(SLOT_NAMES[1]) };
     this.journal = this.root.openDB<AnyRecord | null, [Kind, string]>({
       name: 'journal',
       sharedStructuresKey: SHARED_STRUCTURES,
@@ -119,6 +148,12 @@ export class ReadModelStore implements FeedStore {
     this.meta = this.root.openDB<Meta[keyof Meta], keyof Meta>({ name: 'meta' });
     this.feed = this.root.openDB<Buffer, Buffer>({ name: 'feed', keyEncoding: 'binary', encoding: 'binary' });
     this.feedInstitutions = this.root.openDB<number, string>({ name: 'feed-institutions' });
+    this.slot = (this.meta.get('snapshotSlot') as SnapshotSlot | undefined) ?? 0;
+  }
+
+  /** The current snapshot's databases. */
+  private get current(): SlotDatabases {
+    return this.slots[this.slot];
   }
 
   /**
@@ -159,12 +194,12 @@ export class ReadModelStore implements FeedStore {
 
   /** The snapshot's records a chunk at a time, by kind, each kind in the order it was written. */
   *snapshotChunks(): Iterable<{ kind: Kind; records: AnyRecord[] }> {
-    for (const { key, value } of this.snapshot.getRange({ snapshot: false })) yield { kind: key[0], records: decodeChunk(value) as AnyRecord[] };
+    for (const { key, value } of this.current.snapshot.getRange({ snapshot: false })) yield { kind: key[0], records: decodeChunk(value) as AnyRecord[] };
   }
 
   /** The tables' indexes and symbol codes as saved with the snapshot. */
   *savedTables(): Iterable<SavedTableOf> {
-    for (const { key, value } of this.tables.getRange({ snapshot: false })) {
+    for (const { key, value } of this.current.tables.getRange({ snapshot: false })) {
       yield { kind: key[0], institution: key[1], table: decodeTable(value) };
     }
   }
@@ -262,29 +297,56 @@ export class ReadModelStore implements FeedStore {
 
   /**
    * Replace snapshot and journal by a snapshot of these records (every
-   * record of the model, by kind) and tables, at this checkpoint, in one
-   * transaction (see writeEncodedSnapshot): for a model that nothing else
-   * writes to meanwhile.
+   * record of the model, by kind) and tables, at this checkpoint (see
+   * replaceSnapshot): for a model that nothing else writes to meanwhile.
    */
   writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>, checkpoint: Position): Promise<void> {
-    return this.writeEncodedSnapshot(encodeSnapshot(records, tables), checkpoint);
+    return this.replaceSnapshot(encodeSnapshot(records, tables), checkpoint);
   }
 
   /**
    * Replace snapshot and journal by this encoded snapshot, at this
-   * checkpoint, in one transaction: queued as lmdb-js's asynchronous
-   * operations, all in this event turn (committed on its own thread): as a
-   * synchronous transaction, the fold of a 2M-record model held a serving
-   * process's requests for 2 s.
+   * checkpoint. The new snapshot is written beside the current one in
+   * transactions of about `snapshotPieceBytes`, each committed before the
+   * next part is encoded (so a snapshot of any size holds that much memory,
+   * not its whole size: as one transaction, the fold of a 2M-record model
+   * raised a server's peak by 0.9 GB), then made current, the journal
+   * emptied and the checkpoint set in one transaction. Until then the
+   * current snapshot and journal are as they were: a failure or a crash
+   * part-way loses nothing (the half-written slot is cleared before the
+   * next is written there). `between` runs after each part is queued (the
+   * projector lets requests in there); the parts' encoding and the puts
+   * run on this thread, the commits on lmdb-js's.
    */
-  async writeEncodedSnapshot(encoded: EncodedSnapshot, checkpoint: Position): Promise<void> {
-    void this.snapshot.clearAsync();
-    void this.tables.clearAsync();
-    void this.journal.clearAsync();
-    const writer = this.snapshotWriter();
-    for (const { kind, institution, buffer } of encoded.tables) void writer.table(kind, institution, buffer);
-    for (const { kind, buffer, records } of encoded.chunks) void writer.chunk(kind, buffer, records);
-    await writer.end(checkpoint);
+  async replaceSnapshot(encoded: EncodedSnapshot, checkpoint: Position, between: () => Promise<void> | void = () => {}): Promise<void> {
+    const next: SnapshotSlot = this.slot === 0 ? 1 : 0;
+    const beside = this.slots[next];
+    await Promise.all([beside.snapshot.clearAsync(), beside.tables.clearAsync()]);
+    const into = this.writerInto(beside);
+    let queued = 0;
+    let last: Promise<unknown> = Promise.resolve();
+    const queue = async (put: Promise<unknown>, bytes: number) => {
+      last = put;
+      queued += bytes;
+      if (queued >= ReadModelStore.snapshotPieceBytes) {
+        await last;
+        queued = 0;
+      }
+      await between();
+    };
+    for (const { kind, institution, buffer } of encoded.tables) await queue(into.table(kind, institution, buffer), buffer.length);
+    for (const { kind, buffer, records } of encoded.chunks) await queue(into.chunk(kind, buffer, records), buffer.length);
+    await last;
+    const old = this.current;
+    await this.root.transaction(() => {
+      void this.meta.put('snapshotSlot', next);
+      void this.meta.put('snapshotRecords', into.records());
+      void this.putCheckpoint(checkpoint);
+      this.journal.clearSync();
+    });
+    this.slot = next;
+    // The old snapshot's pages are free for the next one.
+    await Promise.all([old.snapshot.clearAsync(), old.tables.clearAsync()]);
   }
 
   /**
@@ -292,25 +354,36 @@ export class ReadModelStore implements FeedStore {
    * numbered in that order, and loaded in it), then its record count and
    * checkpoint (`end`). Puts queued in one event turn share a transaction;
    * a replay awaits each (its workers hand their snapshots over piece by
-   * piece, never whole beside their models) into a read model it cleared:
+   * piece, never whole beside their models) into a read model it cleared
+   * (the current slot, then empty):
    * until `end` the read model has no checkpoint, and a start-up finding it
    * so clears it and replays the log, as after any interrupted replay.
    */
   snapshotWriter(): SnapshotWriter {
+    const into = this.writerInto(this.current);
+    return {
+      table: into.table,
+      chunk: into.chunk,
+      end: (checkpoint) => {
+        void this.meta.put('snapshotRecords', into.records());
+        return this.putCheckpoint(checkpoint);
+      },
+    };
+  }
+
+  /** Puts of a snapshot's tables and chunks into these databases (a kind's chunks numbered in the order they come). */
+  private writerInto(slot: SlotDatabases): Omit<SnapshotWriter, 'end'> & { records(): number } {
     const chunkNumbers = new Map<Kind, number>();
     let records = 0;
     return {
-      table: (kind, institution, buffer) => this.tables.put([kind, institution], buffer),
+      table: (kind, institution, buffer) => slot.tables.put([kind, institution], buffer),
       chunk: (kind, buffer, count) => {
         const number = chunkNumbers.get(kind) ?? 0;
         chunkNumbers.set(kind, number + 1);
         records += count;
-        return this.snapshot.put([kind, number], buffer);
+        return slot.snapshot.put([kind, number], buffer);
       },
-      end: (checkpoint) => {
-        void this.meta.put('snapshotRecords', records);
-        return this.putCheckpoint(checkpoint);
-      },
+      records: () => records,
     };
   }
 
@@ -325,14 +398,17 @@ export class ReadModelStore implements FeedStore {
     await this.root.transaction(() => {
       // Records as read model version 3 kept them, if this file has them: their pages are free again.
       this.root.openDB({ name: 'records' }).dropSync();
-      this.snapshot.clearSync();
-      this.tables.clearSync();
+      for (const { snapshot, tables } of Object.values(this.slots)) {
+        snapshot.clearSync();
+        tables.clearSync();
+      }
       this.journal.clearSync();
       this.feed.clearSync();
       this.feedInstitutions.clearSync();
       this.institutionCodes.clear();
       this.meta.clearSync();
     });
+    this.slot = 0;
   }
 
   async close(): Promise<void> {

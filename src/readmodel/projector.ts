@@ -24,7 +24,7 @@ import {
 import { ChangeFeed, type FeedEntry, FeedWriter } from './change-feed.js';
 import { EventFolder } from './folder.js';
 import type { ReadModel } from './model.js';
-import type { EncodedSnapshot, ReadModelStore } from './persistence.js';
+import type { ReadModelStore } from './persistence.js';
 import { encodeSnapshot } from './persistence.js';
 import { eventsUpTo, replay } from './replay.js';
 
@@ -202,9 +202,10 @@ export class Projector {
   /**
    * Fold the journal into a new snapshot of the model as it is: new
    * batches wait meanwhile (so the model holds still), the snapshot is
-   * encoded a slice at a time between requests, then written with the
-   * checkpoint in one transaction. A failure loses only a quicker next
-   * start-up: snapshot and journal stay as they were.
+   * encoded and written beside the current one a piece at a time, requests
+   * answered between slices, then made current with the checkpoint in one
+   * transaction (ReadModelStore.replaceSnapshot). A failure loses only a
+   * quicker next start-up: snapshot and journal stay as they were.
    */
   async foldJournal(): Promise<void> {
     if (this.folding) return this.folding;
@@ -220,8 +221,7 @@ export class Projector {
       const started = performance.now();
       const sizes = this.disk.sizes();
       this.model.flush();
-      const encoded = await encodeInSlices(encodeSnapshot(this.model.byKind(), this.model.savedTables()));
-      await this.disk.writeEncodedSnapshot(encoded, this.position);
+      await this.disk.replaceSnapshot(encodeSnapshot(this.model.byKind(), this.model.savedTables()), this.position, slices(ENCODE_SLICE_MS));
       this.foldWanted = false;
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
@@ -396,19 +396,13 @@ const FOLD_SLICE_MS = 5;
 /** Slices of the event loop a snapshot is encoded in, at most, in ms: requests are answered between them. */
 const ENCODE_SLICE_MS = 20;
 
-/** Encode a snapshot's parts (lazily made) a slice at a time, letting other work run between slices. */
-async function encodeInSlices(encoded: EncodedSnapshot): Promise<EncodedSnapshot> {
+/** A pause to call between pieces of work: it lets other work run once `ms` have passed since it last did. */
+function slices(ms: number): () => Promise<void> | undefined {
   let sliceStarted = performance.now();
-  const take = async <T>(parts: Iterable<T>): Promise<T[]> => {
-    const out: T[] = [];
-    for (const part of parts) {
-      out.push(part);
-      if (performance.now() - sliceStarted >= ENCODE_SLICE_MS) {
-        await nextTurn();
-        sliceStarted = performance.now();
-      }
-    }
-    return out;
+  return () => {
+    if (performance.now() - sliceStarted < ms) return undefined;
+    return nextTurn().then(() => {
+      sliceStarted = performance.now();
+    });
   };
-  return { tables: await take(encoded.tables), chunks: await take(encoded.chunks) };
 }
