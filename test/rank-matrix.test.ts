@@ -110,4 +110,9 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
   const matrix = ranks.peek(from, order);
   t.ok(matrix, 'wanted, then made');
   t.equal(matrix?.kth([0, n], 0), 0, 'the first row of the selection is at position 0 of the order');
+  ranks.want(order, from);
+  ranks.work(Infinity);
+  t.ok(ranks.peek(order, from) && ranks.bytes > 0, 'a second matrix, of the pair the other way round');
+  ranks.changed();
+  t.equal(ranks.bytes, 0, 'a change lets go of every matrix at once, asked for again or not');
 });

@@ -55,9 +55,20 @@ export class OrderRanks {
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
   private wastedInARow = 0;
 
-  /** The table's indexes changed. */
+  /**
+   * The table's indexes changed: every matrix is stale (each index holds
+   * every row of the table), and let go of now. Kept until asked for again,
+   * a matrix of a shape never asked for again held its memory (n × bits
+   * 32-bit words) for the life of the process. A change that throws away
+   * any matrix unused asks for a longer quiet, once.
+   */
   changed(): void {
     this.lastChange = performance.now();
+    if (this.made.size === 0) return;
+    let unused = false;
+    for (const made of this.made.values()) if (made.uses < USEFUL) unused = true;
+    this.made.clear();
+    if (unused) this.wasted();
   }
 
   /** The matrix of `from` by positions in `order`, if it is up to date with both; else it is wanted, and undefined. */
