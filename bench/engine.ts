@@ -1,5 +1,5 @@
 /**
- * npm run build && node dist/bench/engine.js <DATA_DIR> [--queries 12000 --seed <n> --repeat 3 --passes 0 --fragment-cache-mb 256]
+ * npm run build && node dist/bench/engine.js <DATA_DIR> [--queries 12000 --seed <n> --repeat 3 --passes 0 --fragment-cache-mb 256 --rank-matrix-mb 256]
  *
  * The search engine alone on the random mix (random-mix.ts), with no HTTP:
  * over a DATA_DIR made by `npm run bench -- --prepare` (or kept by
@@ -38,6 +38,8 @@ const { values, positionals } = parseArgs({
     passes: { type: 'string', default: '0' },
     /** The fragment cache's budget (FRAGMENT_CACHE_MB). */
     'fragment-cache-mb': { type: 'string' },
+    /** The rank matrices' budget (RANK_MATRIX_MB). */
+    'rank-matrix-mb': { type: 'string' },
   },
   allowPositionals: true,
 });
@@ -48,7 +50,13 @@ const REPEAT = Number(values.repeat);
 
 const data = JSON.parse(readFileSync(join(dir, 'bench-data.json'), 'utf8')) as BenchData;
 const cacheMb = values['fragment-cache-mb'];
-const runtime = openRuntime({ DATA_DIR: dir, EVENTSTORE_URL: undefined, ...(cacheMb === undefined ? {} : { FRAGMENT_CACHE_MB: Number(cacheMb) }) });
+const matrixMb = values['rank-matrix-mb'];
+const runtime = openRuntime({
+  DATA_DIR: dir,
+  EVENTSTORE_URL: undefined,
+  ...(cacheMb === undefined ? {} : { FRAGMENT_CACHE_MB: Number(cacheMb) }),
+  ...(matrixMb === undefined ? {} : { RANK_MATRIX_MB: Number(matrixMb) }),
+});
 const loadStarted = performance.now();
 await runtime.projector.load();
 const { model } = runtime;
@@ -78,7 +86,7 @@ const prepared = queries.map((q) => {
 // What those searches wanted made in the background (rank matrices), made now.
 const building = performance.now();
 model.buildRanks(Infinity);
-console.log(`rank matrices made in ${Math.round(performance.now() - building)} ms`);
+console.log(`rank matrices made in ${Math.round(performance.now() - building)} ms; held: ${Math.round(model.rankBytes() / 2 ** 20)} MB`);
 
 const timings: Timing[] = [];
 // Besides the search: the other stages a server pays per request (parsing, the page's JSON, the envelope), in µs.

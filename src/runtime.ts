@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import { fragmentArena } from './readmodel/fragment-store.js';
+import { rankMatrices } from './readmodel/order-ranks.js';
 import { EmbeddedEventStore } from './eventstore/embedded.js';
 import { EsdbEventStore } from './eventstore/esdb.js';
 import type { EventStore } from './eventstore/port.js';
@@ -32,12 +33,13 @@ export interface RuntimeOptions {
 }
 
 export function openRuntime(
-  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'> & Partial<Pick<Config, 'JOURNAL_FOLD_FROM' | 'FRAGMENT_CACHE_MB'>>,
+  config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'> & Partial<Pick<Config, 'JOURNAL_FOLD_FROM' | 'FRAGMENT_CACHE_MB' | 'RANK_MATRIX_MB'>>,
   log?: Logger,
   options: RuntimeOptions = {},
 ): Runtime {
   const store = openEventStore(config);
   if (config.FRAGMENT_CACHE_MB !== undefined) fragmentArena.setBudget(config.FRAGMENT_CACHE_MB * 2 ** 20);
+  if (config.RANK_MATRIX_MB !== undefined) rankMatrices.setBudget(config.RANK_MATRIX_MB * 2 ** 20);
   const disk = ReadModelStore.open(join(config.DATA_DIR, 'readmodel'), (problem) =>
     log?.warn({ problem }, 'read model unreadable: dropped; it is rebuilt from the log'),
   );

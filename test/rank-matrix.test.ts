@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { OrderRanks } from '../src/readmodel/order-ranks.js';
+import { DEFAULT_RANK_MATRIX_BUDGET, OrderRanks, RankMatrixBudget, rankMatrices } from '../src/readmodel/order-ranks.js';
 import { bitsFor, RankMatrix, RankMatrixBuilder } from '../src/readmodel/rank-matrix.js';
 import { SortedIndex } from '../src/readmodel/sorted-index.js';
 
@@ -115,4 +115,53 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
   t.ok(ranks.peek(order, from) && ranks.bytes > 0, 'a second matrix, of the pair the other way round');
   ranks.changed();
   t.equal(ranks.bytes, 0, 'a change lets go of every matrix at once, asked for again or not');
+});
+
+t.test('one budget for every matrix: the least recently used go first, the newest stays', async (t) => {
+  const budget = new RankMatrixBudget(100);
+  const gone: string[] = [];
+  const matrix = (name: string, bytes: number) => {
+    const m = { name };
+    budget.add(m, bytes, () => gone.push(name));
+    return m;
+  };
+  const a = matrix('a', 40);
+  matrix('b', 40);
+  t.equal(budget.bytes, 80);
+  budget.used(a);
+  matrix('c', 40);
+  t.same(gone, ['b'], 'b, used less lately than a, went');
+  t.equal(budget.bytes, 80);
+  matrix('d', 150);
+  t.same(gone, ['b', 'a', 'c'], 'the oldest first; the newest stays though larger than the budget');
+  t.equal(budget.bytes, 150);
+  budget.remove(a);
+  t.equal(budget.bytes, 150, 'removing one already gone changes nothing');
+});
+
+t.test("a table's matrices within the process's budget: one let go of is made again when wanted", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  OrderRanks.quietMs = 0;
+  t.teardown(() => {
+    OrderRanks.quietMs = quiet;
+    rankMatrices.setBudget(DEFAULT_RANK_MATRIX_BUDGET);
+  });
+  const { from, order, reorder } = twoIndexes(4096, 11);
+  reorder();
+  const ranks = new OrderRanks();
+  ranks.want(from, order);
+  ranks.work(Infinity);
+  const one = ranks.peek(from, order)!;
+  t.ok(one);
+  // Room for one matrix of this size only.
+  rankMatrices.setBudget(one.bytes + 1);
+  ranks.want(order, from);
+  ranks.work(Infinity);
+  t.ok(ranks.peek(order, from), 'the second matrix made');
+  t.equal(ranks.peek(from, order), undefined, 'the first, least recently used, let go of');
+  t.equal(ranks.bytes, one.bytes, 'the table holds one');
+  t.equal(ranks.get(from, order), undefined, 'wanted again by a search');
+  ranks.work(Infinity);
+  t.ok(ranks.peek(from, order), 'and made again');
+  t.equal(ranks.peek(order, from), undefined, 'which let go of the other');
 });

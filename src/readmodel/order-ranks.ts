@@ -16,6 +16,10 @@
  * second or so, and a matrix made between its batches is stale before it
  * serves (each costs a pass over the index per bit of its positions). A
  * matrix that serves resets it.
+ *
+ * Every table's matrices share one budget (`rankMatrices`, RANK_MATRIX_MB):
+ * a mix of searches in many orders wants many of them (a table's indexes,
+ * pair by pair), so the least recently used go when a new one would pass it.
  */
 import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
@@ -27,6 +31,63 @@ interface Made {
   /** Searches it served. */
   uses: number;
 }
+
+/** 256 MB unless RANK_MATRIX_MB says otherwise: about a hundred matrices of 500,000 rows. */
+export const DEFAULT_RANK_MATRIX_BUDGET = 256 * 2 ** 20;
+
+/**
+ * The bytes the rank matrices of every table hold, within one budget: when
+ * a new matrix passes it, the least recently used matrices are let go of
+ * (the newest stays, whatever its size). A search that then wants one
+ * finds it missing and wants it made again.
+ */
+export class RankMatrixBudget {
+  private held = 0;
+  /** Matrices held, least recently used first (a use moves one to the end), each with its size and how to let it go. */
+  private readonly matrices = new Map<object, { readonly bytes: number; readonly letGo: () => void }>();
+
+  constructor(private budget = DEFAULT_RANK_MATRIX_BUDGET) {}
+
+  /** A new budget, in bytes (applied as matrices are next made). */
+  setBudget(bytes: number): void {
+    this.budget = bytes;
+  }
+
+  /** Bytes held by every table's matrices. */
+  get bytes(): number {
+    return this.held;
+  }
+
+  /** A matrix made: counted, and the least recently used let go of (`letGo`) while the budget is passed. */
+  add(matrix: object, bytes: number, letGo: () => void): void {
+    this.matrices.set(matrix, { bytes, letGo });
+    this.held += bytes;
+    for (const [oldest, { letGo }] of this.matrices) {
+      if (this.held <= this.budget || oldest === matrix) break;
+      this.remove(oldest);
+      letGo();
+    }
+  }
+
+  /** A matrix served a search: the last to go. */
+  used(matrix: object): void {
+    const entry = this.matrices.get(matrix);
+    if (entry === undefined) return;
+    this.matrices.delete(matrix);
+    this.matrices.set(matrix, entry);
+  }
+
+  /** A matrix let go of by its table (stale). */
+  remove(matrix: object): void {
+    const entry = this.matrices.get(matrix);
+    if (entry === undefined) return;
+    this.matrices.delete(matrix);
+    this.held -= entry.bytes;
+  }
+}
+
+/** The process's one budget for rank matrices (openRuntime sets it from RANK_MATRIX_MB). */
+export const rankMatrices = new RankMatrixBudget();
 
 /** Searches a matrix must serve to count as worth its making. */
 const USEFUL = 16;
@@ -66,9 +127,20 @@ export class OrderRanks {
     this.lastChange = performance.now();
     if (this.made.size === 0) return;
     let unused = false;
-    for (const made of this.made.values()) if (made.uses < USEFUL) unused = true;
+    for (const made of this.made.values()) {
+      if (made.uses < USEFUL) unused = true;
+      rankMatrices.remove(made);
+    }
     this.made.clear();
     if (unused) this.wasted();
+  }
+
+  /** Let go of a matrix (stale, or the budget's least recently used): one that served too few searches asks for a longer quiet. */
+  private letGo(key: string, made: Made): void {
+    if (this.made.get(key) !== made) return;
+    this.made.delete(key);
+    rankMatrices.remove(made);
+    if (made.uses < USEFUL) this.wasted();
   }
 
   /** The matrix of `from` by positions in `order`, if it is up to date with both; else it is wanted, and undefined. */
@@ -84,12 +156,10 @@ export class OrderRanks {
     const made = this.made.get(key);
     if (made && made.fromVersion === from.version && made.orderVersion === order.version) {
       if (++made.uses === USEFUL) this.wastedInARow = 0;
+      rankMatrices.used(made);
       return made.matrix;
     }
-    if (made) {
-      this.made.delete(key);
-      if (made.uses < USEFUL) this.wasted();
-    }
+    if (made) this.letGo(key, made);
     return undefined;
   }
 
@@ -127,8 +197,10 @@ export class OrderRanks {
       }
       if (building.builder.step()) {
         const { key, fromVersion, orderVersion } = building;
-        this.made.set(key, { matrix: building.builder.result(), fromVersion, orderVersion, uses: 0 });
+        const made: Made = { matrix: building.builder.result(), fromVersion, orderVersion, uses: 0 };
+        this.made.set(key, made);
         this.building = undefined;
+        rankMatrices.add(made, made.matrix.bytes, () => this.letGo(key, made));
       }
     }
     return this.wanted.size > 0 || this.building !== undefined;
