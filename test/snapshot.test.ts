@@ -18,6 +18,7 @@ import { ReadModel } from '../src/readmodel/model.js';
 import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
 import { CHUNK_SIZE, decodeChunk, encodeChunks } from '../src/readmodel/snapshot-codec.js';
+import { SymbolCodes } from '../src/readmodel/symbol-codes.js';
 import type { SavedColumn } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
 import { tempDir } from './helpers.js';
@@ -150,6 +151,39 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => chunk.records);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
+});
+
+t.test("a snapshot's symbol codes: made a piece at a time, or at once when first needed, always those a map made at once gives", async (t) => {
+  const value = fc.constantFrom('a', 'b', 'c', 'd', 'e', 'f', 'g', 'h');
+  const step = fc.oneof(
+    fc.record({ op: fc.constant('make' as const) }),
+    fc.record({ op: fc.constant('code' as const), value }),
+    fc.record({ op: fc.constant('encode' as const), value: fc.option(value) }),
+    fc.record({ op: fc.constant('values' as const) }),
+  );
+  fc.assert(
+    fc.property(fc.uniqueArray(fc.string({ maxLength: 3 }), { maxLength: 9000 }), fc.array(step, { maxLength: 12 }), (seed, steps) => {
+      const codes = new SymbolCodes();
+      codes.seedWith(seed);
+      const model = new Map(seed.map((v, c) => [v, c]));
+      for (const s of steps) {
+        if (s.op === 'make') codes.make(-Infinity); // one piece (its deadline long passed)
+        if (s.op === 'code' && codes.code(s.value) !== model.get(s.value)) return false;
+        if (s.op === 'encode') {
+          if (s.value !== null && !model.has(s.value)) model.set(s.value, model.size);
+          if (codes.encode(s.value) !== (s.value === null ? -1 : model.get(s.value))) return false;
+        }
+        if (s.op === 'values' && !isDeepStrictEqual([...codes.values()], [...model.keys()])) return false;
+      }
+      return isDeepStrictEqual([...codes.values()], [...model.keys()]);
+    }),
+    { numRuns: 200 },
+  );
+  const codes = new SymbolCodes();
+  codes.seedWith(Array.from({ length: 10_000 }, (_, i) => `v${i}`));
+  t.equal(codes.make(-Infinity), true, 'a piece made, more left');
+  t.equal(codes.make(Infinity), false, 'the rest made');
+  t.equal(codes.code('v9999'), 9999);
 });
 
 t.test('a new snapshot is written beside the current one a piece at a time, and made current in one transaction', async (t) => {

@@ -292,7 +292,7 @@ export class ReadModel implements JsonView {
         table = this.tableOf(kind, owner)!;
         this.dirty.add(table);
       }
-      table!.set(record.id, record);
+      table!.add(record.id, record);
     }
   }
 
@@ -334,6 +334,18 @@ export class ReadModel implements JsonView {
       this.fillTables(kind, records);
     }
     this.flush();
+  }
+
+  /**
+   * Make the symbol codes the snapshot a start-up loaded seeded
+   * (SymbolCodes), until `deadline` (performance.now(), ms). Whether there
+   * is more to do now.
+   */
+  makeSymbolCodes(deadline: number): boolean {
+    for (const byInstitution of this.tables.values()) {
+      for (const table of byInstitution.values()) if (table.makeSymbolCodes(deadline)) return true;
+    }
+    return false;
   }
 
   /**

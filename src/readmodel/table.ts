@@ -10,6 +10,7 @@
  * when an index is next read or the projector has caught up.
  */
 import { FragmentStore } from './fragment-store.js';
+import { SymbolCodes } from './symbol-codes.js';
 import { OrderRanks } from './order-ranks.js';
 import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
@@ -71,7 +72,7 @@ export class Table<R extends Identified> implements RowSource {
   private readonly rowOfId = new Map<string, number>();
   private readonly freeRows: number[] = [];
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
-  private readonly dictionaries = new Map<string, Map<string, number>>();
+  private readonly dictionaries = new Map<string, SymbolCodes>();
   /** Column name → its place in columnKeys and columns. */
   private readonly columnIndex = new Map<string, number>();
   /** The column arrays, in columnKeys' order. */
@@ -113,9 +114,9 @@ export class Table<R extends Identified> implements RowSource {
     for (const def of schema.indexes) this.signatures.set(def.name, def.keys.map((key) => `${key}=${source(key)}`).join('\n'));
     this.onSymbols = schema.indexes.some((def) => def.keys.some((key) => schema.symbols?.[key]));
     for (const [name, value] of Object.entries(schema.symbols ?? {})) {
-      const dictionary = new Map<string, number>();
+      const dictionary = new SymbolCodes();
       this.dictionaries.set(name, dictionary);
-      this.columnKeys.push([name, (record) => this.encode(dictionary, value(record))]);
+      this.columnKeys.push([name, (record) => dictionary.encode(value(record))]);
     }
     for (const param of schema.params ?? []) {
       const { name, value } = param as { name?: unknown; value?: unknown };
@@ -189,18 +190,16 @@ export class Table<R extends Identified> implements RowSource {
   code(symbol: string, value: string): number | undefined {
     const dictionary = this.dictionaries.get(symbol);
     if (!dictionary) throw new Error(`no symbol column ${symbol}`);
-    return dictionary.get(value);
+    return dictionary.code(value);
   }
 
-  /** Codes are never reused: a value keeps its code while the table lives. */
-  private encode(dictionary: Map<string, number>, value: string | null): number {
-    if (value === null) return -1;
-    let code = dictionary.get(value);
-    if (code === undefined) {
-      code = dictionary.size;
-      dictionary.set(value, code);
-    }
-    return code;
+  /**
+   * Make the symbol codes a snapshot seeded (see SymbolCodes) until
+   * `deadline` (performance.now(), ms): whether some are left.
+   */
+  makeSymbolCodes(deadline: number): boolean {
+    for (const dictionary of this.dictionaries.values()) if (dictionary.make(deadline)) return true;
+    return false;
   }
 
   /** The rows of the current records holding this value (in lower case) of a parameter with values; undefined for another parameter. */
@@ -223,7 +222,14 @@ export class Table<R extends Identified> implements RowSource {
         this.removedRows.push(old);
       }
     }
-    if (record === null) return;
+    if (record !== null) this.add(id, record);
+  }
+
+  /**
+   * Set a record new to the table, as `set` does, without looking for one
+   * it replaces: a snapshot's, as it loads (each of its records once).
+   */
+  add(id: string, record: R): void {
     const row = this.allocate();
     this.records[row] = record;
     if (this.seededRows === undefined) this.computeColumns(row, record);
@@ -294,8 +300,8 @@ export class Table<R extends Identified> implements RowSource {
       for (let k = 0; k < order.length; k++) order[k] = placeOf[index.order[k]!]!;
       indexes.push({ name, signature, order });
     }
-    const symbols: Record<string, string[]> = {};
-    for (const [name, dictionary] of this.dictionaries) symbols[name] = [...dictionary.keys()];
+    const symbols: Record<string, readonly string[]> = {};
+    for (const [name, dictionary] of this.dictionaries) symbols[name] = dictionary.values();
     const columns = this.columnKeys.map(([name], c): SavedColumn => {
       const values = new Float64Array(this.size);
       const column = this.columns[c]!;
@@ -344,10 +350,7 @@ export class Table<R extends Identified> implements RowSource {
   /** Before any record is set: give symbol values the codes a snapshot saved them with. */
   seedSymbols(symbols: SavedTable['symbols']): void {
     if (this.records.length > 0 || [...this.dictionaries.keys()].some((name) => !symbols[name])) return;
-    for (const [name, dictionary] of this.dictionaries) {
-      dictionary.clear();
-      symbols[name]!.forEach((value, code) => dictionary.set(value, code));
-    }
+    for (const [name, dictionary] of this.dictionaries) dictionary.seedWith(symbols[name]!);
     this.symbolsSeeded = true;
   }
 

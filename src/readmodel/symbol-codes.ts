@@ -1,0 +1,63 @@
+/**
+ * A symbol column's codes (table.ts): value → code, a new value getting the
+ * next code, never reused. Seeded from a snapshot (its values in code
+ * order), the map is made from them a piece at a time (`make`, the
+ * server's background work after its start-up) or at once when first
+ * needed: at a million shifts, the codes of reservations' shift ids are
+ * 772,000 strings, and making their map took 0.47 s of every start-up.
+ */
+export class SymbolCodes {
+  private readonly codes = new Map<string, number>();
+  /** A snapshot's values in code order; those from `made` on are not in `codes` yet. */
+  private seed: readonly string[] = [];
+  private made = 0;
+
+  /** Before any value is coded: the values of a snapshot, in code order. */
+  seedWith(values: readonly string[]): void {
+    this.codes.clear();
+    this.seed = values;
+    this.made = 0;
+  }
+
+  /** The code of a value; undefined when none was ever given it. */
+  code(value: string): number | undefined {
+    return this.complete().get(value);
+  }
+
+  /** The code of a value, given it if it has none (-1 for null). */
+  encode(value: string | null): number {
+    if (value === null) return -1;
+    const codes = this.complete();
+    let code = codes.get(value);
+    if (code === undefined) {
+      code = codes.size;
+      codes.set(value, code);
+    }
+    return code;
+  }
+
+  /** Every value coded, in code order. */
+  values(): readonly string[] {
+    return this.made < this.seed.length ? this.seed : [...this.codes.keys()];
+  }
+
+  /** Put seeded values in the map until `deadline` (performance.now(), ms): whether some are left. */
+  make(deadline: number): boolean {
+    const seed = this.seed;
+    while (this.made < seed.length) {
+      const end = Math.min(seed.length, this.made + 4096);
+      for (let c = this.made; c < end; c++) this.codes.set(seed[c]!, c);
+      this.made = end;
+      if (performance.now() >= deadline) break;
+    }
+    if (this.made < seed.length) return true;
+    this.seed = [];
+    this.made = 0;
+    return false;
+  }
+
+  private complete(): Map<string, number> {
+    if (this.made < this.seed.length) this.make(Infinity);
+    return this.codes;
+  }
+}
