@@ -250,6 +250,34 @@ t.test('a new snapshot is written beside the current one a piece at a time, and 
   }
 });
 
+t.test('a load lets go of the pages it read as it goes, and loads the same', async (t) => {
+  const { disk } = stores(t);
+  const live = new ReadModel(tableDefs);
+  for (let i = 0; i < 3000; i++) live.apply(put('shift', shift(i, i % 2 ? '00000000-0000-4000-8000-00000000000a' : '00000000-0000-4000-8000-00000000000b')));
+  live.flush();
+  await disk.writeSnapshot(live.byKind(), live.savedTables(), at(5));
+  // More than 10,000 changes: the journal is read in pages of 1,000 and the load yields every 10,000, so the
+  // environment is opened again while the journal is half read.
+  await disk.write(Array.from({ length: 12_000 }, (_, i) => (i % 5 ? put('shift', { ...shift(i), spots: 7 }) : remove('shift', shift(i).id))), [], at(6));
+  const release = ReadModelStore.loadReleaseBytes;
+  ReadModelStore.loadReleaseBytes = 1;
+  t.teardown(() => (ReadModelStore.loadReleaseBytes = release));
+  const persisted = disk.persisted();
+  let released = 0;
+  const model = new ReadModel(tableDefs);
+  // A slice per step: the environment is opened again after each (tables, chunks, every 10,000 changes).
+  await model.loadPersistedInSlices({ ...persisted, between: async () => void (released += (await persisted.between!()) ? 1 : 0) }, undefined, 0);
+  t.ok(released >= 4, `the environment opened again ${released} times during the load`);
+  const reference = new ReadModel(tableDefs);
+  ReadModelStore.loadReleaseBytes = release;
+  reference.loadPersisted(disk.persisted());
+  const all = (m: ReadModel) => [...m.byKind()].flatMap(([kind, list]) => [...list].map((r) => JSON.stringify([kind, r]))).sort();
+  t.same(all(model), all(reference), 'the same records as a load in one go');
+  t.equal(all(model).length, 9600, '12,000 shifts (3,000 in the snapshot), 2,400 of them deleted by the journal');
+  t.same(disk.checkpoint(), at(6), 'and the store reads on');
+  t.equal([...disk.journalChanges()].length, 12_000, 'read a page at a time, each change once');
+});
+
 t.test('a long journal found at start-up is folded into a new snapshot', async (t) => {
   const { disk, store } = stores(t);
   await disk.writeSnapshot([['shift', Array.from({ length: 100 }, (_, i) => shift(i))]], [], at(1));

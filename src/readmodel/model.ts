@@ -33,6 +33,8 @@ export interface Persisted {
   readonly tables: Iterable<SavedTableOf>;
   readonly chunks: Iterable<{ kind: Kind; records: readonly AnyRecord[] }>;
   readonly journal: Iterable<Change>;
+  /** Awaited between slices of a load that lets other work run (loadPersistedInSlices). */
+  readonly between?: () => Promise<unknown>;
 }
 
 export function institutionOf(kind: Kind, record: AnyRecord): string {
@@ -216,6 +218,7 @@ export class ReadModel implements JsonView {
       if (performance.now() - sliceStart < sliceMs) continue;
       onProgress?.(step.value);
       await new Promise((resolve) => setImmediate(resolve));
+      await persisted.between?.();
       sliceStart = performance.now();
     }
   }
