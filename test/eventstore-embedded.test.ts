@@ -119,6 +119,46 @@ t.test('after letting go of the pages it read, the log reads, appends and is fol
   t.same(seen, Array.from({ length: 51 }, (_, i) => i + 1), 'and a subscription sees every one, in order');
 });
 
+t.test('a subscription lets go of the pages it read every releaseEvery events, while appends and reads go on', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const store = EmbeddedEventStore.open(join(dir.dir, 'log'), { releaseEvery: 25, pollIntervalMs: 5 });
+  t.teardown(() => store.close());
+  let released = 0;
+  const release = store.releaseReadPages.bind(store);
+  store.releaseReadPages = async () => {
+    released++;
+    return release();
+  };
+  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const seen: number[] = [];
+  // A slow reader: its batches leave time for the appends and reads below to meet a release.
+  const subscription = store.subscribe(startOfLog, {
+    onEvents: async (events) => {
+      seen.push(...events.map((e) => Number(e.position.commit)));
+      await new Promise((resolve) => setImmediate(resolve));
+    },
+  });
+  // Appends to 20 streams, one event at a time, each checking the stream's revision, with reads between them.
+  const streams = Array.from({ length: 20 }, (_, k) => `s-${k}`);
+  const writers = streams.map(async (stream, k) => {
+    for (let r = 0; r < 15; r++) {
+      await store.append(stream, [event(k * 100 + r)], r === 0 ? 'no_stream' : r - 1);
+      const events = await store.readStream(stream);
+      if (events.length !== r + 1 || events[r]!.revision !== r) throw new Error(`${stream} read back wrong after revision ${r}`);
+      await store.head();
+    }
+  });
+  await Promise.all(writers);
+  await until(() => (seen.length === 300 ? true : undefined));
+  await subscription.close();
+  t.ok(released >= 3, `the pages let go of ${released} times while the log was followed`);
+  t.same(seen, Array.from({ length: 300 }, (_, i) => i + 1), 'every event seen once, in order');
+  for (const [k, stream] of streams.entries()) {
+    t.same((await store.readStream(stream)).map((e) => e.data), Array.from({ length: 15 }, (_, r) => ({ i: k * 100 + r })), `${stream}: every append kept, in order`);
+  }
+});
+
 t.test('idempotency within a stream holds across a reopen, for first and later events alike', async (t) => {
   const dir = tempDir('vm-store-');
   t.teardown(dir.remove);
