@@ -139,7 +139,8 @@ t.test('a subscription lets go of the pages it read every releaseEvery events, w
       await new Promise((resolve) => setImmediate(resolve));
     },
   });
-  // Appends to 20 streams, one event at a time, each checking the stream's revision, with reads between them.
+  // Appends to 20 streams, one event at a time, each checking the stream's revision, with reads between them, and
+  // pauses: the subscription lets go of the pages only while no use of the store is under way.
   const streams = Array.from({ length: 20 }, (_, k) => `s-${k}`);
   const writers = streams.map(async (stream, k) => {
     for (let r = 0; r < 15; r++) {
@@ -147,6 +148,7 @@ t.test('a subscription lets go of the pages it read every releaseEvery events, w
       const events = await store.readStream(stream);
       if (events.length !== r + 1 || events[r]!.revision !== r) throw new Error(`${stream} read back wrong after revision ${r}`);
       await store.head();
+      await new Promise((resolve) => setTimeout(resolve, 2));
     }
   });
   await Promise.all(writers);
