@@ -25,7 +25,7 @@ export const configSchema = z.object({
   /** Megabytes of records' JSON kept for the next answers that show them, all tables together (the oldest go first). */
   FRAGMENT_CACHE_MB: z.coerce.number().int().min(0).default(256),
   /** Megabytes of rank matrices (for searches read in another index's order), all tables together (the least recently used go first). */
-  RANK_MATRIX_MB: z.coerce.number().int().min(0).default(256),
+  RANK_MATRIX_MB: z.coerce.number().int().min(0).default(1024),
   /** /readyz answers 503 while the read model is more than this many milliseconds behind the log. */
   READY_MAX_LAG_MS: z.coerce.number().int().min(0).default(5000),
   /** Requests per API key per RATE_LIMIT_WINDOW (0: no limit); per server (each replica counts its own). */

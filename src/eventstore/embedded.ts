@@ -179,6 +179,9 @@ export class EmbeddedEventStore implements EventStore {
   private async reopen(): Promise<void> {
     await this.root.close();
     this.openEnv();
+    // A read at once takes this process's place in LMDB's reader table again: an import that finds no other
+    // process there appends in whole chunks of 100,000 events, holding the write lock for seconds (openElsewhere).
+    this.meta.get(HEAD);
   }
 
   /** Do `work` with the store, once it is not being opened again (see releaseReadPages). */

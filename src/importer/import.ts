@@ -160,6 +160,8 @@ const CHUNK = 20_000;
  * transaction; 250,000 a chunk reached 1.46 GB).
  */
 const ALONE_CHUNK = 100_000;
+/** How long no other process must have had the log open before an import counts itself alone. */
+const ALONE_AFTER_MS = 2000;
 /**
  * How long one chunk's transaction should hold the log's write lock: a server
  * sharing the log waits that long for its own appends (a sites POST), so the
@@ -224,7 +226,14 @@ async function importChecked(
     // The log as the import last saw it: while its head is there, every stream's revision is in `revisions`.
     let asOf: Position | undefined = head;
     let appended = 0;
-    const alone = () => options.ownsStore === true && store.openElsewhere?.() === false;
+    // Alone once no other process has had the log open for a while: a server lets go of its pages now and then
+    // (the file closed and opened again at once), and one such moment must not bring on 100,000-event chunks.
+    let seenElsewhere = -Infinity;
+    const alone = () => {
+      if (options.ownsStore !== true) return false;
+      if (store.openElsewhere?.() !== false) seenElsewhere = performance.now();
+      return performance.now() - seenElsewhere >= ALONE_AFTER_MS;
+    };
     let size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
     const items = spool.items()[Symbol.iterator]();
     let next = items.next();

@@ -2,43 +2,51 @@
  * A symbol column's codes (table.ts): value → code, a new value getting the
  * next code, never reused. Seeded from a snapshot (its values in code
  * order), the map is made from them a piece at a time (`make`, the
- * server's background work after its start-up) or at once when first
- * needed: at a million shifts, the codes of reservations' shift ids are
- * 772,000 strings, and making their map took 0.47 s of every start-up.
+ * server's background work after its start-up): at a million shifts, the
+ * codes of reservations' shift ids are 772,000 strings, and making their
+ * map took 0.47 s of every start-up. Until it is made, a value not in it
+ * is looked for among the seeded values not yet in it (one pass, a few ms
+ * at most), so that no request or change waits for the whole map.
  */
 export class SymbolCodes {
   private readonly codes = new Map<string, number>();
   /** A snapshot's values in code order; those from `made` on are not in `codes` yet. */
   private seed: readonly string[] = [];
   private made = 0;
+  /** Values coded after the seeded ones, in code order. */
+  private readonly added: string[] = [];
 
   /** Before any value is coded: the values of a snapshot, in code order. */
   seedWith(values: readonly string[]): void {
     this.codes.clear();
+    this.added.length = 0;
     this.seed = values;
     this.made = 0;
   }
 
   /** The code of a value; undefined when none was ever given it. */
   code(value: string): number | undefined {
-    return this.complete().get(value);
+    const code = this.codes.get(value);
+    if (code !== undefined || this.made === this.seed.length) return code;
+    const at = this.seed.indexOf(value, this.made);
+    return at === -1 ? undefined : at;
   }
 
   /** The code of a value, given it if it has none (-1 for null). */
   encode(value: string | null): number {
     if (value === null) return -1;
-    const codes = this.complete();
-    let code = codes.get(value);
+    let code = this.code(value);
     if (code === undefined) {
-      code = codes.size;
-      codes.set(value, code);
+      code = this.seed.length + this.added.length;
+      this.added.push(value);
+      this.codes.set(value, code);
     }
     return code;
   }
 
   /** Every value coded, in code order. */
   values(): readonly string[] {
-    return this.made < this.seed.length ? this.seed : [...this.codes.keys()];
+    return this.added.length === 0 ? this.seed : [...this.seed, ...this.added];
   }
 
   /** Put seeded values in the map until `deadline` (performance.now(), ms): whether some are left. */
@@ -50,14 +58,6 @@ export class SymbolCodes {
       this.made = end;
       if (performance.now() >= deadline) break;
     }
-    if (this.made < seed.length) return true;
-    this.seed = [];
-    this.made = 0;
-    return false;
-  }
-
-  private complete(): Map<string, number> {
-    if (this.made < this.seed.length) this.make(Infinity);
-    return this.codes;
+    return this.made < seed.length;
   }
 }
