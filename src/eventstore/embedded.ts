@@ -167,8 +167,8 @@ export class EmbeddedEventStore implements EventStore {
 
   /**
    * `releaseReadPages` if no use of the store is under way now, else nothing (whether it did): a subscription's,
-   * which must not wait. A server's append can wait seconds for an import's write lock; a subscription waiting for
-   * it to let go of the pages, and every read waiting for that, left a server 13 s behind the log.
+   * which must not wait. A server's append can wait seconds for an import's write lock: the subscription, and every
+   * use of the store begun after it, would wait as long.
    */
   private async releaseReadPagesIfIdle(): Promise<boolean> {
     if (this.reopening !== undefined || this.inUse > 0) return false;
