@@ -68,10 +68,10 @@ export class RankMatrixBudget {
   add(matrix: object, bytes: number, letGo: () => void): void {
     this.matrices.set(matrix, { bytes, letGo });
     this.held += bytes;
-    for (const [oldest, { letGo }] of this.matrices) {
+    for (const [oldest, entry] of this.matrices) {
       if (this.held <= this.budget || oldest === matrix) break;
       this.remove(oldest);
-      letGo();
+      entry.letGo();
     }
   }
 
