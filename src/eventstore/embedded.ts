@@ -95,8 +95,9 @@ export interface EmbeddedOptions {
   readOnly?: boolean;
   /**
    * A subscription lets go of the log's pages this process has read (`releaseReadPages`) every this many events it
-   * has read (0: never), at the first batch after them when no use of the store is under way. Default 100,000: a server following an import of 1,000,000 events had 1.75 GB of the log
-   * mapped by its end (pages the import wrote, mapped as the server read the events among them).
+   * has read (0: never), at the first batch after them when no use of the store is under way. Default 100,000: a
+   * server following an import of 1,000,000 events had 1.75 GB of the log mapped by its end (pages the import
+   * wrote, mapped as the server read the events among them).
    */
   releaseEvery?: number;
 }
