@@ -15,7 +15,7 @@ import { put } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
 import { search, thresholds } from '../src/query/engine.js';
 import { searchSchema } from '../src/query/schema.js';
-import { OrderRanks } from '../src/readmodel/order-ranks.js';
+import { DEFAULT_RANK_MATRIX_BUDGET, OrderRanks, rankMatrices } from '../src/readmodel/order-ranks.js';
 import { SortedIndex } from '../src/readmodel/sorted-index.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { shifts } from '../src/resources/shifts.js';
@@ -226,9 +226,11 @@ const schema = searchSchema(shifts);
 
 /** The engine's thresholds as they are, and lowered so that these few rows meet every strategy. */
 const regimes = [
-  { name: 'as configured', thresholds: { ...thresholds }, quietMs: OrderRanks.quietMs, zones: { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows } },
+  { name: 'as configured', thresholds: { ...thresholds }, quietMs: OrderRanks.quietMs, zones: { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows }, rankBudget: DEFAULT_RANK_MATRIX_BUDGET },
   // (Walks skip zones of 4 positions from the first: zone maps met by every walk.)
-  { name: 'thresholds lowered', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 } },
+  { name: 'thresholds lowered', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 }, rankBudget: DEFAULT_RANK_MATRIX_BUDGET },
+  // (Each rank matrix made lets go of every other: searches find the one they want gone, or made since.)
+  { name: 'thresholds lowered, room for one rank matrix', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 }, rankBudget: 1 },
 ];
 
 for (const regime of regimes) t.test(`index-based search equals a brute-force filter and sort (${regime.name})`, async (t) => {
@@ -239,7 +241,9 @@ for (const regime of regimes) t.test(`index-based search equals a brute-force fi
   OrderRanks.quietMs = regime.quietMs;
   SortedIndex.zoneAfter = regime.zones.after;
   SortedIndex.zoneRows = regime.zones.rows;
+  rankMatrices.setBudget(regime.rankBudget);
   t.teardown(() => {
+    rankMatrices.setBudget(DEFAULT_RANK_MATRIX_BUDGET);
     Object.assign(thresholds, saved);
     OrderRanks.quietMs = quiet;
     SortedIndex.zoneAfter = zones.after;
