@@ -272,9 +272,9 @@ export class ReadModelStore implements FeedStore {
    * environment was opened, open it again, letting go of the pages it
    * mapped. They count in the process's resident memory until then: a
    * restart over 2.1M records peaked 0.5 GB above where it settled once
-   * loaded; letting go every 256 MB, 0.23 GB less (every 128 MB, 0.45 GB
-   * less, but each let-go cost 50–70 ms: ready 0.7 s later). Whether it
-   * did.
+   * loaded; letting go every 256 MB, VmHWM 2,127–2,235 → 1,946–2,011 MB
+   * (every 128 MB, about 0.43 GB less, but each let-go cost 57–69 ms: ready
+   * 0.7 s later). Whether it did.
    */
   async letGoOfReadPages(): Promise<boolean> {
     if (this.readSinceOpen < ReadModelStore.loadReleaseBytes) return false;

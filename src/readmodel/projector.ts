@@ -339,12 +339,11 @@ export class Projector {
     // Folded a slice at a time, requests answered between slices (a batch of a live import takes tens of ms);
     // they may see part of the batch, as they may see part of any import. Written and checkpointed as one.
     let last: Position | undefined;
-    let sliceStarted = performance.now();
+    const pause = slices(FOLD_SLICE_MS);
     for (let from = 0; from < events.length; from += FOLD_SLICE_EVENTS) {
-      if (performance.now() - sliceStarted >= FOLD_SLICE_MS) {
-        await nextTurn();
-        sliceStarted = performance.now();
-      }
+      // (Awaited only when it lets other work run: no turn given to other promises between two slices otherwise.)
+      const paused = pause();
+      if (paused) await paused;
       const folded = this.folder.fold(events.slice(from, from + FOLD_SLICE_EVENTS), last ?? this.position, options);
       if (!folded) continue;
       this.eventsApplied += folded.applied;
