@@ -231,3 +231,80 @@ t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no
   t.ok(zonesChecked > 5000, `${zonesChecked} positions checked`);
   t.ok(seen.none > 500 && seen.all > 500 && seen.some > 500, `zones of each kind met: ${JSON.stringify(seen)}`);
 });
+
+t.test('a flush in the background: reads see the table as it was before the changes it took, or after them all, in every index and posting alike; changes made meanwhile wait for the next', async (t) => {
+  interface Tagged extends Row {
+    tags: string[];
+  }
+  const TAGS = ['x', 'y', 'z'];
+  const tagged = { ...schema, params: [{ name: 'tag', value: (r: Tagged) => r.tags }] };
+  const saved = Table.backgroundFrom;
+  Table.backgroundFrom = 0; // every read takes the indexes as they stand
+  t.teardown(() => {
+    Table.backgroundFrom = saved;
+  });
+  const step = fc.oneof(
+    { weight: 3, arbitrary: fc.record({ change, tags: fc.subarray(TAGS) }).map(({ change, tags }) => ({ kind: 'change' as const, change, tags })) },
+    { weight: 2, arbitrary: fc.constant({ kind: 'step' as const }) },
+    { weight: 1, arbitrary: fc.constant({ kind: 'read' as const }) },
+  );
+  const seen = { reads: 0, installs: 0, staleReads: 0, changesWhileStaging: 0 };
+  fc.assert(
+    fc.property(fc.array(change, { minLength: 50, maxLength: 400 }), fc.array(step, { minLength: 100, maxLength: 300 }), (first, steps) => {
+      const table = new Table<Tagged>(tagged);
+      const live = new Map<string, Tagged>();
+      const apply = ({ remove, ...row }: (typeof first)[number], tags: string[]) => {
+        if (remove) {
+          table.set(row.id, null);
+          live.delete(row.id);
+        } else {
+          table.set(row.id, { ...row, tags });
+          live.set(row.id, { ...row, tags });
+        }
+      };
+      for (const c of first) apply(c, []);
+      table.flush();
+      /** What reads must show: the records as of the last flush's take. */
+      let shown = new Map(live);
+      /** What the flush under way took. */
+      let taking: Map<string, Tagged> | undefined;
+      const check = () => {
+        for (const [name, keys] of [['ab', ['a', 'b']], ['b', ['b']], ['ba', ['b', 'a']]] as const) {
+          const index = table.index(name);
+          const ids = Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row));
+          if (JSON.stringify(ids) !== JSON.stringify(expected(shown, [...keys]))) throw new Error(`index ${name}: ${ids.length} rows, expected ${shown.size}`);
+        }
+        for (const tag of TAGS) {
+          const held = [...table.holding('tag', tag)!].map((row) => table.idOf(row)).sort();
+          const want = [...shown.values()].filter((r) => r.tags.includes(tag)).map((r) => r.id).sort();
+          if (JSON.stringify(held) !== JSON.stringify(want)) throw new Error(`posting ${tag}: ${held.length} rows, expected ${want.length}`);
+        }
+        if (shown.size !== live.size || [...live].some(([id, r]) => shown.get(id) !== r)) seen.staleReads++;
+        seen.reads++;
+      };
+      for (const s of steps) {
+        if (s.kind === 'change') {
+          apply(s.change, s.tags);
+          if (table.flushing) seen.changesWhileStaging++;
+        } else if (s.kind === 'read') check();
+        else {
+          if (!table.flushing) taking = new Map(live);
+          const installs = table.installs;
+          table.flushStep(-Infinity); // one index a call
+          if (table.installs > installs) {
+            shown = taking!;
+            seen.installs++;
+          }
+          check();
+        }
+      }
+      // A flush at once finishes the one under way and takes the rest.
+      table.flush();
+      shown = new Map(live);
+      check();
+      return true;
+    }),
+    { numRuns: 150 },
+  );
+  t.ok(seen.installs > 200 && seen.staleReads > 200 && seen.changesWhileStaging > 200, `met: ${JSON.stringify(seen)}`);
+});
