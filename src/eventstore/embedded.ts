@@ -119,6 +119,7 @@ export class EmbeddedEventStore implements EventStore {
   private readonly appended = new EventEmitter();
   private readonly pollIntervalMs: number;
   private readonly releaseEvery: number;
+  private readonly readOnly: boolean;
   /** While the environment is opened again (releaseReadPages): what every use of the store waits for first. */
   private reopening: Promise<void> | undefined;
   /** Uses of the store under way (an append waits for lmdb-js's write thread), and who waits for none. */
@@ -129,6 +130,7 @@ export class EmbeddedEventStore implements EventStore {
     private readonly openRoot: () => RootDatabase,
     options: EmbeddedOptions = {},
   ) {
+    this.readOnly = options.readOnly === true;
     this.openEnv();
     this.pollIntervalMs = options.pollIntervalMs ?? 100;
     this.releaseEvery = options.releaseEvery ?? 100_000;
@@ -136,12 +138,19 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   private openEnv(): void {
-    this.root = this.openRoot();
-    this.events = this.root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
-    this.streams = this.root.openDB<number, [string, number]>({ name: 'streams' });
-    this.streamIds = this.root.openDB<number, [string, string]>({ name: 'stream-ids' });
-    this.legacyIds = this.root.openDB<number, string>({ name: 'ids' });
-    this.meta = this.root.openDB<number, string>({ name: 'meta' });
+    const root = (this.root = this.openRoot());
+    // Opening a database takes LMDB's write lock (lmdb-js opens it in a write transaction), which an import in
+    // another process may hold for a chunk's transaction: all of them in one, so a reopen waits for it once, not five
+    // times (a server's release of its pages stalled its requests for 412 ms during a live import).
+    const open = () => {
+      this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
+      this.streams = root.openDB<number, [string, number]>({ name: 'streams' });
+      this.streamIds = root.openDB<number, [string, string]>({ name: 'stream-ids' });
+      this.legacyIds = root.openDB<number, string>({ name: 'ids' });
+      this.meta = root.openDB<number, string>({ name: 'meta' });
+    };
+    if (this.readOnly) open();
+    else root.transactionSync(open);
   }
 
   /**
