@@ -46,8 +46,6 @@ export class ReadModel implements JsonView {
   /** Kind → institution → table. */
   private readonly tables = new Map<Kind, Map<string, Table<AnyRecord>>>();
   private readonly dirty = new Set<Table<AnyRecord>>();
-  /** Told when a table changes (the background then brings its indexes up to date soon: see flushInBackground). */
-  onChange: (() => void) | undefined;
   private readonly keysByHash = new Map<string, ApiKeyRecord>();
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
@@ -91,16 +89,12 @@ export class ReadModel implements JsonView {
    */
   readonly epoch = randomBytes(4).readUInt32BE(0);
 
-  /**
-   * Moves on every change of any record of an institution, within this model, and whenever the indexes of one of its
-   * tables catch up in the background (what a search shows moves then): conditional GETs tag their answers with it
-   * and `epoch`.
-   */
+  /** Moves on every change of any record of an institution, within this model (conditional GETs tag their answers with it and `epoch`). */
   institutionRevision(institutionId: string): number {
     const counts = this.revisionsByInstitution.get(institutionId);
     if (!counts) return 0;
     let sum = 0;
-    for (const kind of kinds) sum += counts[kind] + (this.tables.get(kind)?.get(institutionId)?.installs ?? 0);
+    for (const kind of kinds) sum += counts[kind];
     return sum;
   }
 
@@ -110,9 +104,11 @@ export class ReadModel implements JsonView {
     return this.revisionsByInstitution.get(institutionId)?.[kind] ?? 0;
   }
 
-  /** The searchable records of one kind and institution (undefined: none yet), as a read sees them (Table's forRead). */
+  /** The searchable records of one kind and institution (undefined: none yet). */
   table<K extends Kind>(kind: K, institutionId: string): Table<Records[K]> | undefined {
-    return this.tables.get(kind)?.get(institutionId) as Table<Records[K]> | undefined;
+    const table = this.tables.get(kind)?.get(institutionId);
+    table?.flush();
+    return table as Table<Records[K]> | undefined;
   }
 
   /**
@@ -191,7 +187,6 @@ export class ReadModel implements JsonView {
     if (!table) return;
     table.set(id, record !== null && this.listed(kind, record) ? record : null);
     this.dirty.add(table);
-    this.onChange?.();
   }
 
   /**
@@ -382,22 +377,6 @@ export class ReadModel implements JsonView {
   flush(): void {
     for (const table of this.dirty) table.flush();
     this.dirty.clear();
-  }
-
-  /**
-   * Bring the indexes of changed tables up to date in the background
-   * (Table.flushStep), until `deadline` (performance.now(), ms), a table
-   * with more to do going to the back of the line. Whether there is more
-   * to do.
-   */
-  flushInBackground(deadline: number): boolean {
-    for (const table of this.dirty) {
-      const more = table.flushStep(deadline);
-      this.dirty.delete(table);
-      if (more) this.dirty.add(table);
-      if (performance.now() >= deadline) break;
-    }
-    return this.dirty.size > 0;
   }
 
   /** Every record, by kind (a snapshot of the model). */

@@ -138,25 +138,6 @@ export class SortedIndex {
     this.length = rows.length;
   }
 
-  /**
-   * A copy of this index to change while this one goes on serving (a flush in the background, see Table.flushStep),
-   * with room for `more` rows; `adopt` then takes its order. Nothing derived from the order is copied.
-   */
-  copy(more: number): SortedIndex {
-    const copy = new SortedIndex(this.def, this.source);
-    copy.rows = new Uint32Array(capacityFor(this.length + more));
-    copy.rows.set(this.rows.subarray(0, this.length));
-    copy.length = this.length;
-    return copy;
-  }
-
-  /** Take the order of a copy (`copy`) as changed since. */
-  adopt(copy: SortedIndex): void {
-    this.changed();
-    this.rows = copy.rows;
-    this.length = copy.length;
-  }
-
   /** The column the index is sorted by first. */
   get leading(): string {
     return this.def.keys[0]!;

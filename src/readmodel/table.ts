@@ -6,10 +6,8 @@
  * A row is one version of a record and never changes: a replaced record
  * gets a new row, and the old row keeps its values until the indexes have
  * let go of it. Changes land in the record lookup at once (projections
- * read it); the indexes and postings catch up at `flush`, all pending
- * changes at once: when an index of a small table is next read, when the
- * projector has caught up, or, for a large table while serving, in the
- * background (`flushStep`), reads seeing it as the last flush left it.
+ * read it); the indexes catch up at `flush`, all pending changes at once,
+ * when an index is next read or the projector has caught up.
  */
 import { FragmentStore } from './fragment-store.js';
 import { SymbolCodes } from './symbol-codes.js';
@@ -18,23 +16,9 @@ import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericK
 
 const NONE: ReadonlySet<number> = new Set();
 
-/**
- * A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted, or so and taken by
- * a flush under way (dropped from the indexes when it ends).
- */
+/** A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted. */
 const ADDED = 1;
 const REMOVED = 2;
-const TAKEN = 3;
-
-/** The changes a flush takes, and (in the background) the indexes it has yet to change and the copies it changed. */
-interface Taken {
-  readonly removed: readonly number[];
-  readonly added: readonly number[];
-  /** Every row after the changes and their columns' ranks, when the changes are many enough to sort from scratch. */
-  readonly rebuild: { readonly rows: Uint32Array; readonly ranks: ColumnRanks } | undefined;
-  readonly left: SortedIndex[];
-  readonly staged: Array<[SortedIndex, SortedIndex]>;
-}
 
 export interface TableSchema<R> {
   /** Numeric columns by name, computed once per record version. */
@@ -95,18 +79,12 @@ export class Table<R extends Identified> implements RowSource {
   private columns: Float64Array[] = [];
   private capacity = 16;
   private readonly indexes = new Map<string, SortedIndex>();
-  /** Per row: ADDED, REMOVED, TAKEN or 0. */
+  /** Per row: ADDED, REMOVED or 0. */
   private pending = new Uint8Array(16);
   /** Rows added since the last flush (some may have been replaced again since: see `pending`). */
   private addedRows: number[] = [];
   /** Rows in the indexes whose record has since been replaced or deleted. */
   private removedRows: number[] = [];
-  /** A flush under way in the background (flushStep). */
-  private staging: Taken | undefined;
-  /** Flushes done in the background: what a read shows moves with them, not when a record changes (ETags count them). */
-  installs = 0;
-  /** Tables of this many rows or more are brought up to date in the background, not by the read that finds them behind (tests lower it). */
-  static backgroundFrom = 50_000;
 
   /** Index name → its signature (SavedIndex). */
   private readonly signatures = new Map<string, string>();
@@ -123,7 +101,7 @@ export class Table<R extends Identified> implements RowSource {
   private symbolsSeeded = false;
   /** Rank matrices of one index's rows by their positions in another (see OrderRanks). */
   readonly ranks = new OrderRanks();
-  /** Per parameter with values: value (lower case) → the rows holding it, of the records the indexes hold. */
+  /** Per parameter with values: value (lower case) → the rows of the current records holding it. */
   private readonly postings = new Map<string, { readonly values: MultiValue<R>; readonly rows: Map<string, Set<number>> }>();
 
   /** `institution`: whose records the table holds (what relation filters search in). */
@@ -224,9 +202,8 @@ export class Table<R extends Identified> implements RowSource {
     return false;
   }
 
-  /** The rows holding this value (in lower case) of a parameter with values, as the indexes stand (see forRead); undefined for another parameter. */
+  /** The rows of the current records holding this value (in lower case) of a parameter with values; undefined for another parameter. */
   holding(param: string, value: string): ReadonlySet<number> | undefined {
-    this.forRead();
     const posting = this.postings.get(param);
     return posting && (posting.rows.get(value) ?? NONE);
   }
@@ -235,6 +212,7 @@ export class Table<R extends Identified> implements RowSource {
   set(id: string, record: R | null): void {
     const old = this.rowOfId.get(id);
     if (old !== undefined) {
+      this.post(old, false);
       this.rowOfId.delete(id);
       if (this.pending[old] === ADDED) {
         this.pending[old] = 0;
@@ -258,6 +236,7 @@ export class Table<R extends Identified> implements RowSource {
     this.rowOfId.set(id, row);
     this.pending[row] = ADDED;
     this.addedRows.push(row);
+    this.post(row, true);
   }
 
   private computeColumns(row: number, record: R): void {
@@ -286,23 +265,23 @@ export class Table<R extends Identified> implements RowSource {
     }
   }
 
-  /** An index. */
+  /** An index, up to date. */
   index(name: string): SortedIndex {
-    this.forRead();
+    this.flush();
     const index = this.indexes.get(name);
     if (!index) throw new Error(`no index ${name}`);
     return index;
   }
 
-  /** Every index. */
+  /** Every index, up to date. */
   allIndexes(): Iterable<SortedIndex> {
-    this.forRead();
+    this.flush();
     return this.indexes.values();
   }
 
-  /** An index sorted first by this column (the preferred one if it is). */
+  /** An index sorted first by this column (the preferred one if it is), up to date. */
   indexLedBy(column: string, preferred?: SortedIndex): SortedIndex | undefined {
-    this.forRead();
+    this.flush();
     if (preferred?.leading === column) return preferred;
     for (const index of this.indexes.values()) if (index.leading === column) return index;
     return undefined;
@@ -392,71 +371,15 @@ export class Table<R extends Identified> implements RowSource {
     }
     for (const [name, index] of this.indexes) index.restore(byName.get(name)!.order);
     this.pending.fill(0, 0, n);
-    for (const row of this.addedRows) this.post(row, true);
     this.addedRows = [];
     return true;
   }
 
-  /**
-   * Bring every index up to date with the records, at once: the changes
-   * since the last flush (and what a flush under way in the background had
-   * left to do).
-   */
   flush(): void {
-    if (this.staging !== undefined) {
-      const staging = this.staging;
-      while (staging.left.length > 0) this.stageNext(staging);
-      this.install(staging);
-    }
-    const taken = this.take();
-    if (taken === undefined) return;
+    if (this.addedRows.length === 0 && this.removedRows.length === 0) return;
     this.ranks.changed();
-    for (const index of this.indexes.values()) this.changeIndex(taken, index);
-    this.settle(taken);
-  }
-
-  /** Whether a flush is under way in the background (`flushStep`). */
-  get flushing(): boolean {
-    return this.staging !== undefined;
-  }
-
-  /**
-   * Bring the indexes up to date in the background, until `deadline`
-   * (performance.now(), ms) and at least one index a call: the changes made
-   * so far are taken, each index's new order is made beside it (a copy:
-   * requests go on reading the old one meanwhile), and once every index has
-   * its new order they all take it at once, with the postings, so a request
-   * sees the table as it was before those changes or after them all.
-   * Whether there is more to do.
-   */
-  flushStep(deadline: number): boolean {
-    const staging = (this.staging ??= this.take());
-    if (staging === undefined) return false;
-    do this.stageNext(staging);
-    while (staging.left.length > 0 && performance.now() < deadline);
-    if (staging.left.length > 0) return true;
-    this.install(staging);
-    this.installs++;
-    return this.addedRows.length > 0 || this.removedRows.length > 0;
-  }
-
-  /**
-   * Before a read of the indexes or postings: brought up to date at once if
-   * that is cheap (a table of fewer than `backgroundFrom` rows), else read as
-   * the last flush left them, the background bringing them up to date
-   * (`flushStep`): moving a million-row table's indexes for every request
-   * during a live import kept its reads waiting behind them (p99 213 ms).
-   */
-  private forRead(): void {
-    if (this.rowOfId.size < Table.backgroundFrom) this.flush();
-  }
-
-  /** Take the changes since the last flush: the rows to drop from the indexes and the rows to add to them. */
-  private take(): Taken | undefined {
-    if (this.addedRows.length === 0 && this.removedRows.length === 0) return undefined;
     const pending = this.pending;
     const removed = this.removedRows;
-    for (const row of removed) pending[row] = TAKEN;
     const added: number[] = [];
     // A row re-used after a replacement can be listed twice: take it once.
     for (const row of this.addedRows) {
@@ -464,51 +387,22 @@ export class Table<R extends Identified> implements RowSource {
       pending[row] = 0;
       added.push(row);
     }
-    this.addedRows = [];
-    this.removedRows = [];
     const indexed = this.rowOfId.size - added.length + removed.length;
-    // Many changes (a start-up, a replay): sort every row from scratch.
-    const rows = (added.length + removed.length) * 4 >= indexed ? Uint32Array.from(this.rowOfId.values()) : undefined;
-    return {
-      removed,
-      added,
-      rebuild: rows && { rows, ranks: new ColumnRanks(this, rows, this.records.length) },
-      left: [...this.indexes.values()],
-      staged: [],
-    };
-  }
-
-  /** Change an index (or a copy of one) by what was taken. */
-  private changeIndex(taken: Taken, index: SortedIndex): void {
-    if (taken.rebuild) index.rebuild(taken.rebuild.rows, taken.rebuild.ranks);
-    // (Rows replaced since they were taken are marked REMOVED: they stay, until the next flush.)
-    else index.update((row) => this.pending[row] === TAKEN, taken.removed, taken.added);
-  }
-
-  /** Make the next index's new order beside it. */
-  private stageNext(staging: Taken): void {
-    const index = staging.left.pop()!;
-    const copy = index.copy(staging.added.length);
-    this.changeIndex(staging, copy);
-    staging.staged.push([index, copy]);
-  }
-
-  /** Every index takes its new order, the postings and rows follow. */
-  private install(staging: Taken): void {
-    this.staging = undefined;
-    this.ranks.changed();
-    for (const [index, copy] of staging.staged) index.adopt(copy);
-    this.settle(staging);
-  }
-
-  /** Once the indexes hold what was taken: the postings follow them, and the rows they dropped are let go of. */
-  private settle({ removed, added }: Taken): void {
-    for (const row of removed) this.post(row, false);
-    for (const row of added) this.post(row, true);
+    if ((added.length + removed.length) * 4 >= indexed) {
+      // Many changes (a start-up, a replay): sort every row from scratch.
+      const rows = Uint32Array.from(this.rowOfId.values());
+      const ranks = new ColumnRanks(this, rows, this.records.length);
+      for (const index of this.indexes.values()) index.rebuild(rows, ranks);
+    } else {
+      const isRemoved = (row: number) => pending[row] === REMOVED;
+      for (const index of this.indexes.values()) index.update(isRemoved, removed, added);
+    }
     for (const row of removed) {
-      this.pending[row] = 0;
+      pending[row] = 0;
       this.release(row);
     }
+    this.addedRows = [];
+    this.removedRows = [];
   }
 
   /**
