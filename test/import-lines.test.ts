@@ -81,22 +81,25 @@ t.test('an import with many bad lines names the first ones and counts them all',
   t.match(message, /… and 1480 more$/);
 });
 
-t.test("an import's transactions stay short: a chunk that took long is followed by smaller ones, down to what fits", async (t) => {
+t.test("an import's transactions stay short: a chunk that took long is followed by smaller ones, down to what fits; with another process on the log, it pauses as long as each took", async (t) => {
   const app = await startApp({ fixtures: ['demo.ndjson'] });
   t.teardown(() => app.close());
   const text = newCategories(9000);
   // A log whose transactions cost 0.125 ms an event (a 4,000-event chunk: 500 ms, twice the 250 ms a chunk may take).
-  const chunks: Array<{ events: number; ms: number }> = [];
+  const chunks: Array<{ events: number; ms: number; started: number; ended: number }> = [];
   const store = Object.assign(Object.create(app.runtime.store) as EventStore, {
     appendMany: async (...[appends, options]: Parameters<EventStore['appendMany']>) => {
       const started = performance.now();
       const list = [...appends];
       while (performance.now() - started < list.length * 0.125);
       const result = await app.runtime.store.appendMany(list, options);
-      chunks.push({ events: list.length, ms: performance.now() - started });
+      const ended = performance.now();
+      chunks.push({ events: list.length, ms: ended - started, started, ended });
       return result;
     },
   });
+  /** Between the end of each chunk and the start of the next, as a share of the time the chunk took. */
+  const pauses = () => chunks.slice(1).map((c, i) => (c.started - chunks[i]!.ended) / chunks[i]!.ms);
   t.same(await importEvents(store, 'slow.ndjson', text, { chunk: 4000 }), { appended: 9000, skipped: 0 });
   t.equal(chunks[0]!.events, 4000, 'the first chunk as large as allowed');
   const later = chunks.slice(1);
@@ -107,16 +110,20 @@ t.test("an import's transactions stay short: a chunk that took long is followed 
     'each about what fits in 250 ms (2,000 events), never under 500 but the last',
   );
   t.equal(chunks.reduce((sum, c) => sum + c.events, 0), 9000, 'every event in one chunk or another');
+  // Not its store alone: another process may be serving from the log, and is left the CPU half the time.
+  t.ok(pauses().every((share) => share >= 0.95), `a pause as long as the chunk took after each (${pauses().map((p) => p.toFixed(2)).join(', ')})`);
 
   // The same import owning its store, no other process having the log open: no one waits for the lock.
   chunks.length = 0;
   const alone = Object.assign(Object.create(store) as EventStore, { releaseReadPages: async () => {}, openElsewhere: () => false });
   t.same(await importEvents(alone, 'alone.ndjson', newCategories(9000), { chunk: 4000, ownsStore: true }), { appended: 9000, skipped: 0 });
   t.same(chunks.map((c) => c.events), [4000, 4000, 1000], 'alone with the log: whole chunks, however long they take');
+  t.ok(pauses().every((share) => share < 0.5), `and no pause between them (${pauses().map((p) => p.toFixed(2)).join(', ')})`);
   chunks.length = 0;
   const shared = Object.assign(Object.create(alone) as EventStore, { openElsewhere: () => true });
   t.same(await importEvents(shared, 'shared.ndjson', newCategories(9000), { chunk: 4000, ownsStore: true }), { appended: 9000, skipped: 0 });
   t.ok(chunks.length > 3 && chunks.slice(1).every((c) => c.events <= 2400), `another process has it open: short ones again (${chunks.map((c) => c.events).join(', ')})`);
+  t.ok(pauses().every((share) => share >= 0.95), `with pauses again (${pauses().map((p) => p.toFixed(2)).join(', ')})`);
   // A server letting go of its pages leaves LMDB's reader table for a moment: seen there every other look only.
   chunks.length = 0;
   let looks = 0;
