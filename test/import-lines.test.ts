@@ -122,8 +122,11 @@ t.test("an import's transactions stay short: a chunk that took long is followed 
   chunks.length = 0;
   const shared = Object.assign(Object.create(alone) as EventStore, { openElsewhere: () => true });
   t.same(await importEvents(shared, 'shared.ndjson', newCategories(9000), { chunk: 4000, ownsStore: true }), { appended: 9000, skipped: 0 });
+  const last = chunks.at(-1)!;
+  const after = (performance.now() - last.ended) / last.ms;
   t.ok(chunks.length > 3 && chunks.slice(1).every((c) => c.events <= 2400), `another process has it open: short ones again (${chunks.map((c) => c.events).join(', ')})`);
   t.ok(pauses().every((share) => share >= 0.95), `with pauses again (${pauses().map((p) => p.toFixed(2)).join(', ')})`);
+  t.ok(after < 0.5, `but none after the last (${after.toFixed(2)} of its time)`);
   // A server letting go of its pages leaves LMDB's reader table for a moment: seen there every other look only.
   chunks.length = 0;
   let looks = 0;

@@ -278,6 +278,7 @@ async function importChecked(
         size = Math.min(chunk, ALONE_CHUNK);
         continue;
       }
+      if (next.done) break; // (no pause after the last)
       size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, CHUNK, Math.round((taken.n * CHUNK_MS) / Math.max(took, 1))));
       await new Promise((resolve) => setTimeout(resolve, Math.max(PAUSE_MS, took * SHARED_PAUSE)));
     }
