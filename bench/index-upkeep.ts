@@ -1,5 +1,5 @@
 /**
- * npm run build && node dist/bench/index-upkeep.js [--rows 500000 --ms 300 --id-keys false]
+ * npm run build && node dist/bench/index-upkeep.js [--rows 500000 --ms 300]
  *
  * What it costs to bring one sorted index up to date with a batch of
  * changes (SortedIndex.update: half as many rows dropped as added), by the
@@ -8,14 +8,13 @@
  * spots (20 values: long runs of ties, settled by the id), and both. Prints
  * the time per update and per change. A live import's shift changes each
  * pay it once for every index of the table (ten for shifts): the part of
- * the server's CPU per event that grows with the indexes. `--id-keys false`
- * settles ties by the ids alone, as before tables kept their idKeys.
+ * the server's CPU per event that grows with the indexes.
  */
 import { parseArgs } from 'node:util';
 import { mulberry32 } from '../scripts/random.js';
-import { idKey, SortedIndex } from '../src/readmodel/sorted-index.js';
+import { SortedIndex } from '../src/readmodel/sorted-index.js';
 
-const { values } = parseArgs({ options: { rows: { type: 'string', default: '500000' }, ms: { type: 'string', default: '300' }, 'id-keys': { type: 'string', default: 'true' } } });
+const { values } = parseArgs({ options: { rows: { type: 'string', default: '500000' }, ms: { type: 'string', default: '300' } } });
 const ROWS = Number(values.rows);
 const MS = Number(values.ms);
 const BATCHES = [100, 1_000, 5_000, 20_000];
@@ -31,10 +30,9 @@ for (let row = 0; row < ROOM; row++) {
   // Unique, in random order (as UUIDs are).
   ids.push(Math.floor(rand() * 2 ** 20).toString(16).padStart(5, '0') + row.toString(16).padStart(8, '0'));
 }
-const idKeys = Float64Array.from(ids, idKey);
-const source = { column: (name: string) => columns[name]!, idOf: (row: number) => ids[row]!, ...(values['id-keys'] === 'false' ? {} : { idKeys: () => idKeys }) };
+const source = { column: (name: string) => columns[name]!, idOf: (row: number) => ids[row]! };
 
-console.log(`index upkeep: ${ROWS.toLocaleString('en-US')} rows, batches of m added and m/2 dropped rows, ties settled by ${values['id-keys'] === 'false' ? 'the ids' : 'idKeys, then the ids'}`);
+console.log(`index upkeep: ${ROWS.toLocaleString('en-US')} rows, batches of m added and m/2 dropped rows`);
 let next = ROWS;
 for (const keys of [['start'], ['spots'], ['start', 'spots']]) {
   const index = new SortedIndex({ name: keys.join(','), keys }, source);

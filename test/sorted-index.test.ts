@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
-import { ColumnRanks, idKey, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
+import { ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
 import { Table } from '../src/readmodel/table.js';
 
 // Every binary search narrows down on the fences at once (the server waits for an index to stay unchanged first).
@@ -37,14 +37,9 @@ const expected = (live: Map<string, Row>, keys: Array<'a' | 'b'>) =>
     })
     .map((r) => r.id);
 
-// Few distinct values, so that rows tie on every key and the id decides: ids of different lengths, most of them
-// differing in their first three characters (what idKey reads), some only after them.
-const ID_CHARS = ['a', 'b', 'z', '0', '-', '\u0000', 'é', '\uffff'];
+// Few distinct values, so that rows tie on every key and the id decides.
 const change = fc.record({
-  id: fc.oneof(
-    fc.array(fc.constantFrom(...ID_CHARS), { minLength: 1, maxLength: 5 }).map((cs) => cs.join('')),
-    fc.integer({ min: 0, max: 3000 }).map((n) => `id-${n.toString(36).padStart(3, '0')}`),
-  ),
+  id: fc.integer({ min: 0, max: 3000 }).map((n) => `id-${n.toString(36).padStart(3, '0')}`),
   a: fc.integer({ min: -3, max: 3 }),
   b: fc.oneof(fc.integer({ min: 0, max: 5 }), fc.double({ min: -1e15, max: 1e15, noNaN: true })),
   remove: fc.boolean(),
@@ -235,18 +230,4 @@ t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no
   );
   t.ok(zonesChecked > 5000, `${zonesChecked} positions checked`);
   t.ok(seen.none > 500 && seen.all > 500 && seen.some > 500, `zones of each kind met: ${JSON.stringify(seen)}`);
-});
-
-t.test('idKey orders as the ids do: a smaller id never has a larger key, and different keys compare as their ids', async (t) => {
-  let decided = 0;
-  fc.assert(
-    fc.property(fc.string({ unit: 'binary', maxLength: 6 }), fc.string({ unit: 'binary', maxLength: 6 }), (a, b) => {
-      const [x, y] = [idKey(a), idKey(b)];
-      if (!Number.isSafeInteger(x) || !Number.isSafeInteger(y)) return false;
-      if (x !== y) decided++;
-      return a < b ? x <= y : a > b ? x >= y : x === y;
-    }),
-    { numRuns: 5000 },
-  );
-  t.ok(decided > 2500, `${decided} pairs told apart by their keys alone`);
 });

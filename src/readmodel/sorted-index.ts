@@ -18,18 +18,6 @@ export type NumericKey<R> = (record: R) => number;
 export interface RowSource {
   column(name: string): Float64Array;
   idOf(row: number): string;
-  /** Each row's `idKey` (the array is replaced when the table grows): ties on every key are then mostly settled without reading the ids. */
-  idKeys?(): Float64Array;
-}
-
-/**
- * A number that orders as the id does, made of its first three UTF-16 code units (missing ones as 0): `a < b` as
- * strings gives `idKey(a) <= idKey(b)`, and two ids with different keys compare as their keys do. Reading two
- * numbers from one typed array instead of two strings from their records made placing rows into an index whose
- * leading column has many ties about twice as fast (bench/index-upkeep.ts).
- */
-export function idKey(id: string): number {
-  return (id.charCodeAt(0) || 0) * 2 ** 32 + (id.charCodeAt(1) || 0) * 65_536 + (id.charCodeAt(2) || 0);
 }
 
 export interface IndexDef {
@@ -164,14 +152,9 @@ export class SortedIndex {
   comparator(): RowComparator {
     const columns = this.def.keys.map((key) => this.source.column(key));
     const source = this.source;
-    const idKeys = source.idKeys?.();
     return (a, b) => {
       for (let c = 0; c < columns.length; c++) {
         const d = columns[c]![a]! - columns[c]![b]!;
-        if (d !== 0) return d;
-      }
-      if (idKeys !== undefined) {
-        const d = idKeys[a]! - idKeys[b]!;
         if (d !== 0) return d;
       }
       const x = source.idOf(a);

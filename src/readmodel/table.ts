@@ -12,7 +12,7 @@
 import { FragmentStore } from './fragment-store.js';
 import { SymbolCodes } from './symbol-codes.js';
 import { OrderRanks } from './order-ranks.js';
-import { capacityFor, ColumnRanks, type IndexDef, type Identified, idKey, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
+import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
 const NONE: ReadonlySet<number> = new Set();
 
@@ -77,8 +77,6 @@ export class Table<R extends Identified> implements RowSource {
   private readonly columnIndex = new Map<string, number>();
   /** The column arrays, in columnKeys' order. */
   private columns: Float64Array[] = [];
-  /** Each row's idKey (what the indexes break ties with before the ids). */
-  private rowIdKeys = new Float64Array(16);
   private capacity = 16;
   private readonly indexes = new Map<string, SortedIndex>();
   /** Per row: ADDED, REMOVED or 0. */
@@ -165,10 +163,6 @@ export class Table<R extends Identified> implements RowSource {
     return this.records[row]!.id;
   }
 
-  idKeys(): Float64Array {
-    return this.rowIdKeys;
-  }
-
   /**
    * The JSON of rows' records, each followed by a comma, as few runs of
    * bytes as they are stored in (see FragmentStore); a record's JSON is made
@@ -238,7 +232,6 @@ export class Table<R extends Identified> implements RowSource {
   add(id: string, record: R): void {
     const row = this.allocate();
     this.records[row] = record;
-    this.rowIdKeys[row] = idKey(record.id);
     if (this.seededRows === undefined) this.computeColumns(row, record);
     this.rowOfId.set(id, row);
     this.pending[row] = ADDED;
@@ -440,9 +433,6 @@ export class Table<R extends Identified> implements RowSource {
     const pending = new Uint8Array(capacity);
     pending.set(this.pending);
     this.pending = pending;
-    const idKeys = new Float64Array(capacity);
-    idKeys.set(this.rowIdKeys);
-    this.rowIdKeys = idKeys;
     this.fragments.grow(capacity);
   }
 
