@@ -178,9 +178,9 @@ const PAUSE_MS = 5;
 /**
  * While another process may have the log open (a server following it), the pause after a chunk is at least as long as
  * the chunk took: the import leaves that server the CPU to fold what it appends and to answer requests. On two cores,
- * a live import of 300,000 events into the log of a server under the search mix (bench:operator, alternated runs):
- * reads p99 69-172 ms (p50 0.9 ms once past the first 5 s of appends) against 232-270 ms (p50 6.0-9.7 ms) with 5 ms
- * pauses; the import ran at 6.1-6.7k events/s against 7.9-8.3k.
+ * a live import of 300,000 events into the log of a server under the search mix (bench:operator, five runs): reads
+ * p99 69-256 ms, median 144 (p50 0.9-1.5 ms once past the first 5 s of appends), against 162-287 ms, median 244, in
+ * six runs with 5 ms pauses (p50 6.0-9.7 ms); the import ran at 6.1-6.7k events/s against 7.2-8.5k.
  */
 const SHARED_PAUSE = 1;
 /**
