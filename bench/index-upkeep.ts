@@ -5,8 +5,10 @@
  * changes (SortedIndex.update: half as many rows dropped as added), by the
  * size of the batch, on an index of --rows rows keyed as a live import's
  * shifts are: a start time with many ties (30-minute steps over 330 days),
- * spots (20 values: long runs of ties, settled by the id), and both. Prints
- * the time per update and per change. A live import's shift changes each
+ * spots (20 values: long runs of ties, settled by the id), and both (values
+ * drawn here at random, not the benchmark's data: a diagnosis, not a
+ * target's figure). Prints the time per update and per change. A live
+ * import's shift changes each
  * pay it once for every index of the table (ten for shifts): the part of
  * the server's CPU per event that grows with the indexes.
  */

@@ -53,6 +53,7 @@ t.test('/metrics: Prometheus text with requests, latency, projection and records
   t.match(text, /read_model_records\{kind="shift"\} \d+\n/);
   t.match(text, /read_model_fragment_cache_bytes [1-9]\d*\n/, 'the JSON cache holds the pages asked for');
   t.match(text, /read_model_rank_matrix_bytes \d+\n/);
+  t.match(text, /read_model_rank_matrices_let_go_total \d+\n/);
   t.match(text, /http_rate_limited_total 0\n/);
   t.match(text, /log_lines_dropped_total 0\n/);
   t.match(text, /process_cpu_user_seconds_total \d/);

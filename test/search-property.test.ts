@@ -242,6 +242,7 @@ for (const regime of regimes) t.test(`index-based search equals a brute-force fi
   SortedIndex.zoneAfter = regime.zones.after;
   SortedIndex.zoneRows = regime.zones.rows;
   rankMatrices.setBudget(regime.rankBudget);
+  const letGoBefore = rankMatrices.letGoForBudget;
   t.teardown(() => {
     rankMatrices.setBudget(DEFAULT_RANK_MATRIX_BUDGET);
     Object.assign(thresholds, saved);
@@ -299,6 +300,9 @@ for (const regime of regimes) t.test(`index-based search equals a brute-force fi
     { numRuns: 300, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
   );
   t.ok(compared >= 1500, `${compared} queries compared with the brute-force model`);
+  const letGo = rankMatrices.letGoForBudget - letGoBefore;
+  if (regime.rankBudget === 1) t.ok(letGo >= 100, `${letGo} rank matrices let go of for the budget, and searched again`);
+  else t.equal(letGo, 0, 'no rank matrix let go of for the budget');
 });
 
 t.test('a pure range in the order of its index touches nothing outside the page', async (t) => {

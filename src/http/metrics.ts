@@ -14,6 +14,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import { kinds } from '../../projections/records.js';
 import { LOG_BUFFER_BYTES, logDrops } from '../logger.js';
 import { fragmentArena } from '../readmodel/fragment-store.js';
+import { rankMatrices } from '../readmodel/order-ranks.js';
 import type { ReadModel } from '../readmodel/model.js';
 import type { Projector } from '../readmodel/projector.js';
 
@@ -95,6 +96,17 @@ export const metricsPlugin = fp(
       registers: [registry],
       collect() {
         this.set(model.rankBytes());
+      },
+    });
+
+    let matricesCounted = 0;
+    new Counter({
+      name: 'read_model_rank_matrices_let_go_total',
+      help: 'Rank matrices let go of to stay within RANK_MATRIX_MB (growing steadily: the searches of the day want more, and make them again)',
+      registers: [registry],
+      collect() {
+        this.inc(rankMatrices.letGoForBudget - matricesCounted);
+        matricesCounted = rankMatrices.letGoForBudget;
       },
     });
 

@@ -171,18 +171,15 @@ const ALONE_AFTER_MS = 2000;
 const CHUNK_MS = 250;
 const MIN_CHUNK = 500;
 /**
- * A pause after each chunk: LMDB's write lock is not fair, and a process
- * taking it again at once would keep a waiting server out for the whole import.
+ * The least pause after each chunk while another process may have the log open: LMDB's write lock is not fair, and
+ * a process taking it again at once would keep a waiting server out for the whole import. The pause is as long as
+ * the chunk took when that is longer, so that a server following the log is left the CPU to fold what the import
+ * appends and to answer requests. A live import of 300,000 events into the DATA_DIR of a server under the random
+ * search mix (bench:operator, two cores, yardsticks 43-53 µs): reads p99 69-256 ms, median 144, in five runs, against
+ * 162-287 ms, median 244, in six with 5 ms pauses (p50 0.9-1.5 ms against 6.0-9.7 ms once past the first 5 s of
+ * appends); the server's peak the same (2.69-2.79 GB); the import at 6.1-6.7k events/s against 7.2-8.5k.
  */
 const PAUSE_MS = 5;
-/**
- * While another process may have the log open (a server following it), the pause after a chunk is at least as long as
- * the chunk took: the import leaves that server the CPU to fold what it appends and to answer requests. On two cores,
- * a live import of 300,000 events into the log of a server under the search mix (bench:operator, five runs): reads
- * p99 69-256 ms, median 144 (p50 0.9-1.5 ms once past the first 5 s of appends), against 162-287 ms, median 244, in
- * six runs with 5 ms pauses (p50 6.0-9.7 ms); the import ran at 6.1-6.7k events/s against 7.2-8.5k.
- */
-const SHARED_PAUSE = 1;
 /**
  * Events read or appended between two releases of the pages read (with `ownsStore`). Appends look up and rewrite
  * B-tree pages all over the file (and the kernel maps the pages around each one it faults in), so within a quarter of
@@ -280,7 +277,7 @@ async function importChecked(
       }
       if (next.done) break; // (no pause after the last)
       size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, CHUNK, Math.round((taken.n * CHUNK_MS) / Math.max(took, 1))));
-      await new Promise((resolve) => setTimeout(resolve, Math.max(PAUSE_MS, took * SHARED_PAUSE)));
+      await new Promise((resolve) => setTimeout(resolve, Math.max(PAUSE_MS, took)));
     }
     return { appended, skipped };
   } finally {

@@ -49,6 +49,8 @@ export const DEFAULT_RANK_MATRIX_BUDGET = 1024 * 2 ** 20;
  */
 export class RankMatrixBudget {
   private held = 0;
+  /** Matrices let go of to stay within the budget (a working set above it shows as a count that keeps growing). */
+  letGoForBudget = 0;
   /** Matrices held, least recently used first (a use moves one to the end), each with its size and how to let it go. */
   private readonly matrices = new Map<object, { readonly bytes: number; readonly letGo: () => void }>();
 
@@ -71,6 +73,7 @@ export class RankMatrixBudget {
     for (const [oldest, entry] of this.matrices) {
       if (this.held <= this.budget || oldest === matrix) break;
       this.remove(oldest);
+      this.letGoForBudget++;
       entry.letGo();
     }
   }

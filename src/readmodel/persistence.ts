@@ -108,7 +108,6 @@ function sameKey(a: readonly unknown[], b: readonly unknown[]): boolean {
   return a.length === b.length && a.every((part, i) => part === b[i]);
 }
 
-
 export class ReadModelStore implements FeedStore {
   /**
    * Bytes of a snapshot being written beside the current one that are
