@@ -17,9 +17,9 @@ import { MAP_SIZE } from '../src/lmdb-file.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
-import { CHUNK_SIZE, decodeChunk, encodeChunks } from '../src/readmodel/snapshot-codec.js';
+import { CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable } from '../src/readmodel/snapshot-codec.js';
 import { SymbolCodes } from '../src/readmodel/symbol-codes.js';
-import type { SavedColumn } from '../src/readmodel/table.js';
+import type { SavedColumn, SavedTable } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
 import { tempDir } from './helpers.js';
 
@@ -91,6 +91,38 @@ t.test('a chunk holds at most CHUNK_SIZE records of one shape; -0, NaN and large
   const back = chunks.flatMap((c) => decodeChunk(c.buffer)) as typeof records;
   t.strictSame(back, records);
   t.ok(Object.is(back[0]!.zero, -0) && Number.isNaN(back[0]!.nan));
+});
+
+t.test("a table's indexes, columns and symbols: given back as saved, packed in one buffer of its bound's size", async (t) => {
+  const text = fc.string({ unit: 'binary', maxLength: 40 });
+  const table: fc.Arbitrary<SavedTable> = fc.record({
+    // (msgpack drops an own "__proto__" key: no column is called that)
+    symbols: fc.dictionary(fc.string({ maxLength: 12 }).filter((name) => name !== '__proto__'), fc.array(text, { maxLength: 200 })),
+    indexes: fc.array(fc.record({ name: text, signature: text, order: fc.uint32Array({ maxLength: 3000 }) }), { maxLength: 6 }),
+    columns: fc.array(
+      fc.record({ name: text, signature: text, values: fc.oneof(fc.float64Array({ maxLength: 3000 }), fc.int32Array({ maxLength: 3000 })) }),
+      { maxLength: 6 },
+    ),
+  });
+  fc.assert(
+    fc.property(table, (saved) => {
+      const encoded = encodeTable(saved);
+      // Never grown: still in the buffer made for it (msgpackr's own would be 8 KB, or a grown one of another size).
+      if (encoded.buffer.byteLength !== encodedTableBound(saved)) return false;
+      // (fast-check's objects have no prototype, the decoded ones do)
+      return isDeepStrictEqual(decodeTable(encoded), structuredClone(saved));
+    }),
+    { numRuns: 300 },
+  );
+  // The largest of the benchmark's tables are tens of MB.
+  const large: SavedTable = {
+    symbols: { title: Array.from({ length: 50_000 }, (_, i) => `Shift ${i} — ночная смена ✓`) },
+    indexes: [{ name: 'start', signature: 'start=…', order: new Uint32Array(2_000_000).map((_, i) => i) }],
+    columns: [{ name: 'start', signature: 'start', values: new Float64Array(2_000_000).map((_, i) => i / 3) }],
+  };
+  const encoded = encodeTable(large);
+  t.equal(encoded.buffer.byteLength, encodedTableBound(large), 'a 24 MB table is packed without growing');
+  t.ok(isDeepStrictEqual(decodeTable(encoded), large), 'and given back as saved');
 });
 
 function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'): ShiftRecord {

@@ -331,12 +331,15 @@ export class ReadModel implements JsonView {
     this.tablesDeferred = false;
     this.tables.clear();
     this.dirty.clear();
-    for (const kind of kinds) {
-      const records = Array.from(this.maps[kind].values() as Iterable<AnyRecord>);
-      this.reserveTables(kind, records);
-      this.fillTables(kind, records);
-    }
+    for (const kind of kinds) this.makeTables(kind);
     this.flush();
+  }
+
+  /** Make a kind's tables from its records (not yet indexed: see flush). */
+  private makeTables(kind: Kind): void {
+    const records = Array.from(this.maps[kind].values() as Iterable<AnyRecord>);
+    this.reserveTables(kind, records);
+    this.fillTables(kind, records);
   }
 
   /**
@@ -392,20 +395,45 @@ export class ReadModel implements JsonView {
    */
   *savedTables(): Iterable<SavedTableOf> {
     this.flush();
-    for (const [kind, byInstitution] of this.tables) {
-      const places = new Map<Table<AnyRecord>, { placeOf: Uint32Array; next: number }>();
-      for (const table of byInstitution.values()) places.set(table, { placeOf: new Uint32Array(table.rowCount), next: 0 });
-      for (const record of this.maps[kind].values()) {
-        const table = byInstitution.get(institutionOf(kind, record));
-        if (!table) continue;
-        const place = places.get(table)!;
-        // Rows made in this order (a bulk load) need no lookup.
-        const row = table.rowCount > place.next && table.record(place.next) === record ? place.next : table.rowOf(record.id);
-        if (row === undefined) continue;
-        place.placeOf[row] = place.next++;
-      }
-      for (const [institution, table] of byInstitution) yield { kind, institution, table: table.save(places.get(table)!.placeOf) };
+    for (const [kind, byInstitution] of this.tables) yield* this.savedTablesOf(kind, byInstitution);
+  }
+
+  /**
+   * `savedTables` of a model whose tables a replay deferred and that is let go of once saved (a replay worker's):
+   * each kind's tables are made from the records only when their turn comes, and let go of once saved, so that the
+   * records never sit beside every table at once. `letGo` is told whenever much may have just become garbage (with
+   * how many rows the kind's tables hold): once a kind's tables are made (what sorting them took) and once they are
+   * let go of.
+   */
+  *savedTablesOnce(letGo: (rows: number) => void = () => undefined): Iterable<SavedTableOf> {
+    this.tablesDeferred = false;
+    for (const kind of kinds) {
+      this.makeTables(kind);
+      this.flush();
+      const byInstitution = this.tables.get(kind);
+      let rows = 0;
+      for (const table of byInstitution?.values() ?? []) rows += table.rowCount;
+      letGo(rows);
+      if (byInstitution) yield* this.savedTablesOf(kind, byInstitution);
+      this.tables.delete(kind);
+      letGo(rows);
     }
+    this.tablesDeferred = true;
+  }
+
+  private *savedTablesOf(kind: Kind, byInstitution: ReadonlyMap<string, Table<AnyRecord>>): Iterable<SavedTableOf> {
+    const places = new Map<Table<AnyRecord>, { placeOf: Uint32Array; next: number }>();
+    for (const table of byInstitution.values()) places.set(table, { placeOf: new Uint32Array(table.rowCount), next: 0 });
+    for (const record of this.maps[kind].values()) {
+      const table = byInstitution.get(institutionOf(kind, record));
+      if (!table) continue;
+      const place = places.get(table)!;
+      // Rows made in this order (a bulk load) need no lookup.
+      const row = table.rowCount > place.next && table.record(place.next) === record ? place.next : table.rowOf(record.id);
+      if (row === undefined) continue;
+      place.placeOf[row] = place.next++;
+    }
+    for (const [institution, table] of byInstitution) yield { kind, institution, table: table.save(places.get(table)!.placeOf) };
   }
 
   /** The change counters of an institution's kinds. */

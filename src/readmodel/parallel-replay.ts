@@ -145,7 +145,7 @@ export async function replayInParallel(
   // Pieces as they come: a kind's chunks are numbered in that order, each institution's in its worker's order.
   const snapshot = disk.snapshotWriter();
   const write = (piece: ReplayPiece) => {
-    const buffer = Buffer.from(piece.buffer);
+    const buffer = Buffer.from(piece.buffer.buffer, piece.buffer.byteOffset, piece.buffer.byteLength);
     return 'table' in piece ? snapshot.table(piece.table.kind, piece.table.institution, buffer) : snapshot.chunk(piece.chunk.kind, buffer, piece.chunk.records);
   };
   const running = Array.from({ length: workers }, (_, index) => runWorker({ assignment: [...assignment], workers, index }, feed, write));
@@ -197,5 +197,7 @@ async function readOut(
       await store.releaseReadPages();
     }
   }
+  // The last pages read, let go of before the workers make their tables (the replay's peak of memory).
+  if (store.releaseReadPages !== undefined && releaseEvery > 0 && read > released) await store.releaseReadPages();
   return position;
 }

@@ -44,7 +44,8 @@ export interface SnapshotWriter {
 
 /** A snapshot's tables and records, encoded (as they are asked for): what `replaceSnapshot` writes. */
 export interface EncodedSnapshot {
-  readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer }>;
+  /** Each table's buffer the only view of its memory (see encodeTable). */
+  readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer<ArrayBuffer> }>;
   /** Each kind's chunks in order, with the number of records each holds. */
   readonly chunks: Iterable<{ readonly kind: Kind; readonly buffer: Buffer; readonly records: number }>;
 }
@@ -58,7 +59,7 @@ export function encodeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, t
   return { tables: encodeTables(tables), chunks: encodeRecords(records) };
 }
 
-function* encodeTables(tables: Iterable<SavedTableOf>): Iterable<{ kind: Kind; institution: string; buffer: Buffer }> {
+function* encodeTables(tables: Iterable<SavedTableOf>): Iterable<{ kind: Kind; institution: string; buffer: Buffer<ArrayBuffer> }> {
   for (const { kind, institution, table } of tables) yield { kind, institution, buffer: encodeTable(table) };
 }
 

@@ -35,12 +35,13 @@ export interface ReplayFeed {
 }
 
 /**
- * Sent by a replay worker once it has replayed: its snapshot, a table or a chunk at a time, in memory of its own
- * (transferred, not copied). The next comes once the parent has written this one and said so (`REPLAY_MORE`).
+ * Sent by a replay worker once it has replayed: its snapshot, a table or a chunk at a time, each in memory of its own
+ * (`buffer.buffer`, transferred, not copied). The next comes once the parent has written this one and said so
+ * (`REPLAY_MORE`).
  */
 export type ReplayPiece =
-  | { readonly table: { readonly kind: Kind; readonly institution: string }; readonly buffer: ArrayBuffer }
-  | { readonly chunk: { readonly kind: Kind; readonly records: number }; readonly buffer: ArrayBuffer };
+  | { readonly table: { readonly kind: Kind; readonly institution: string }; readonly buffer: Uint8Array<ArrayBuffer> }
+  | { readonly chunk: { readonly kind: Kind; readonly records: number }; readonly buffer: Uint8Array<ArrayBuffer> };
 
 /** Sent by the parent to a replay worker: the piece it sent is written, send the next. */
 export const REPLAY_MORE = 'more';
@@ -51,9 +52,7 @@ export interface ReplayResult {
   readonly applied: number;
 }
 
-/** A piece's buffer in an ArrayBuffer of its own, to be transferred (msgpackr packs many pieces into one of its own). */
-export function ownBuffer(view: Buffer): ArrayBuffer {
-  const own = new ArrayBuffer(view.length);
-  new Uint8Array(own).set(view);
-  return own;
+/** A piece's bytes copied into memory of their own, to be transferred (msgpackr packs many pieces into one buffer). */
+export function ownBuffer(view: Uint8Array): Uint8Array<ArrayBuffer> {
+  return new Uint8Array(view);
 }

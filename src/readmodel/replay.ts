@@ -37,13 +37,21 @@ export async function* eventsUpTo(store: EventStore, from: Position, head: Posit
   }
 }
 
-/** Fold these batches of events (those after `from`), then build the tables. */
+export interface ReplayOptions extends Pick<FoldOptions, 'takes' | 'feed'> {
+  /**
+   * Leave the tables unmade (the model keeps records only): for a model that is saved and let go of, whose tables
+   * `savedTablesOnce` makes a kind at a time.
+   */
+  recordsOnly?: boolean;
+}
+
+/** Fold these batches of events (those after `from`), then build the tables (unless `recordsOnly`). */
 export async function replay(
   batches: AsyncIterable<readonly RecordedEvent[]>,
   model: ReadModel,
   folder: EventFolder,
   from: Position,
-  options: Pick<FoldOptions, 'takes' | 'feed'> = {},
+  { recordsOnly = false, ...options }: ReplayOptions = {},
 ): Promise<Replayed> {
   let position = from;
   let applied = 0;
@@ -54,6 +62,6 @@ export async function replay(
     applied += folded.applied;
     position = folded.last;
   }
-  model.buildTables();
+  if (!recordsOnly) model.buildTables();
   return { position, applied };
 }

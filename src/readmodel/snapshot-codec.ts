@@ -168,9 +168,40 @@ export function decodeChunk(buffer: Uint8Array): object[] {
   return makerFor(chunk.keys, chunk.columns)(chunk.columns, chunk.count);
 }
 
-/** A table's indexes and symbol codes as saved with the snapshot. */
-export function encodeTable(table: SavedTable): Buffer {
-  return packr.pack(table);
+/**
+ * A table's indexes and symbol codes as saved with the snapshot, packed into a buffer made for it (the only view of
+ * its memory, which can be transferred to another thread as it is). msgpackr's own
+ * buffer grows by copying (twice the size up to 64 MB, then a quarter more) and is kept for the packs after (by
+ * every Packr: the buffer is msgpackr's, not an instance's), which start a new one as large when it is full: a table
+ * of 69 MB (a million shifts' largest institution) left about 120 MB of buffers outgrown and an 80 MB one behind.
+ */
+export function encodeTable(table: SavedTable): Buffer<ArrayBuffer> {
+  packr.useBuffer(Buffer.allocUnsafeSlow(encodedTableBound(table)));
+  // (msgpackr packs into the buffer given, or one it makes: never a shared one)
+  const encoded = packr.pack(table) as Buffer<ArrayBuffer>;
+  packr.useBuffer(Buffer.allocUnsafeSlow(PACK_BUFFER_BYTES));
+  return encoded;
+}
+
+/** The buffer the packs after a table's start in (msgpackr grows it as they need). */
+const PACK_BUFFER_BYTES = 64 * 1024;
+
+/**
+ * At least the bytes `encodeTable` writes for `table`, with the room msgpackr wants (it starts a pack only with 2 KB
+ * free, and leaves 10 bytes at the end): a string at most 3 bytes a UTF-16 unit and a header of 5, a typed array
+ * its bytes and a header of 7, an object's keys (a few short ones) within 32 bytes.
+ */
+export function encodedTableBound(table: SavedTable): number {
+  const text = (value: string) => value.length * 3 + 5;
+  const typed = (values: ArrayBufferView) => values.byteLength + 7;
+  let bytes = 4096;
+  for (const [name, values] of Object.entries(table.symbols)) {
+    bytes += text(name) + 5;
+    for (const value of values) bytes += text(value);
+  }
+  for (const { name, signature, order } of table.indexes) bytes += 32 + text(name) + text(signature) + typed(order);
+  for (const { name, signature, values } of table.columns ?? []) bytes += 32 + text(name) + text(signature) + typed(values);
+  return bytes;
 }
 
 export function decodeTable(buffer: Uint8Array): SavedTable {
