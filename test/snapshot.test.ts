@@ -11,10 +11,10 @@ import fc from 'fast-check';
 import { open } from 'lmdb';
 import t, { type Test } from 'tap';
 import { put, remove } from '../projections/projection.js';
-import type { ShiftRecord } from '../projections/records.js';
+import { kinds, type ShiftRecord } from '../projections/records.js';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { MAP_SIZE } from '../src/lmdb-file.js';
-import { ReadModel } from '../src/readmodel/model.js';
+import { ReadModel, type SavedTableOf } from '../src/readmodel/model.js';
 import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
 import { CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable } from '../src/readmodel/snapshot-codec.js';
@@ -333,6 +333,41 @@ t.test('a long journal found at start-up is folded into a new snapshot', async (
   const again = new ReadModel(tableDefs);
   await new Projector(store, again, disk).load();
   t.same([...again.byKind()].map(([k, l]) => [k, [...l].length]), [...model.byKind()].map(([k, l]) => [k, [...l].length]), 'the new snapshot loads the same records');
+});
+
+t.test("a replay thread's tables, made a kind at a time and let go of once saved: those made at once, taken at start-up", async (t) => {
+  const { disk } = stores(t);
+  const X = '00000000-0000-4000-8000-00000000000a';
+  const Y = '00000000-0000-4000-8000-00000000000b';
+  // Replaced, removed and re-added records: rows out of the order the records were first made in.
+  const changes = [
+    ...Array.from({ length: 300 }, (_, i) => put('shift', shift(i, i % 3 ? X : Y))),
+    ...Array.from({ length: 40 }, (_, i) => put('shift', { ...shift(i * 7, (i * 7) % 3 ? X : Y), spots: 9, opportunity_id: shift(2).opportunity_id })),
+    ...Array.from({ length: 30 }, (_, i) => remove('shift', shift(i * 5 + 2).id)),
+    ...Array.from({ length: 60 }, (_, i) => put('shift', shift(1000 + i, i % 2 ? X : Y))),
+  ];
+  const replayed = () => {
+    const model = new ReadModel(tableDefs);
+    model.deferTables();
+    for (const change of changes) model.apply(change);
+    return model;
+  };
+  const byName = (tables: Iterable<SavedTableOf>) =>
+    [...tables].sort((a, b) => `${a.kind} ${a.institution}`.localeCompare(`${b.kind} ${b.institution}`));
+  const atOnce = replayed();
+  atOnce.buildTables();
+  const once = replayed();
+  const told: number[] = [];
+  const saved = byName(once.savedTablesOnce((rows) => told.push(rows)));
+  t.same(saved, byName(atOnce.savedTables()), 'the same indexes, columns and symbols');
+  t.equal(told.length, 2 * kinds.length, 'told after each kind is made and after it is let go of');
+  const shiftRows = saved.filter(({ kind }) => kind === 'shift').reduce((n, { table }) => n + table.indexes[0]!.order.length, 0);
+  const shifts = 2 * kinds.indexOf('shift');
+  t.ok(shiftRows > 200, `the shifts listed (${shiftRows})`);
+  t.same(told.slice(shifts, shifts + 2), [shiftRows, shiftRows], "with the shifts' rows");
+  await disk.writeSnapshot(once.byKind(), saved, at(5));
+  const restored = new ReadModel(tableDefs);
+  t.equal(restored.loadPersisted(disk.persisted()), 2, "a start-up takes both tables' saved indexes");
 });
 
 t.test('saved indexes are taken at start-up, and give the order a sort gives', async (t) => {
