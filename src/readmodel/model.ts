@@ -406,7 +406,6 @@ export class ReadModel implements JsonView {
    * let go of.
    */
   *savedTablesOnce(letGo: (rows: number) => void = () => undefined): Iterable<SavedTableOf> {
-    this.tablesDeferred = false;
     for (const kind of kinds) {
       this.makeTables(kind);
       this.flush();
@@ -418,7 +417,6 @@ export class ReadModel implements JsonView {
       this.tables.delete(kind);
       letGo(rows);
     }
-    this.tablesDeferred = true;
   }
 
   private *savedTablesOf(kind: Kind, byInstitution: ReadonlyMap<string, Table<AnyRecord>>): Iterable<SavedTableOf> {

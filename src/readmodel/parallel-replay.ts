@@ -168,7 +168,7 @@ export async function replayInParallel(
 
 /**
  * Read the log up to `head` and send each worker its events, letting go of the log's pages every `releaseEvery`
- * events read; the position of the last event read.
+ * events read (0: only once the log is read) and once the log is read; the position of the last event read.
  */
 async function readOut(
   store: EventStore,
@@ -197,7 +197,8 @@ async function readOut(
       await store.releaseReadPages();
     }
   }
-  // The last pages read, let go of before the workers make their tables (the replay's peak of memory).
-  if (store.releaseReadPages !== undefined && releaseEvery > 0 && read > released) await store.releaseReadPages();
+  // The pages read since the last release, let go of before the workers make their tables (the replay's peak of
+  // memory): nothing reads the log after this.
+  if (read > released) await store.releaseReadPages?.();
   return position;
 }

@@ -90,9 +90,8 @@ export class WarmUp implements Readiness {
         this.enter('replaying', Number(behind));
         this.log?.info({ behind: behind.toString(), threads: this.options.threads }, 'read model far behind the log: replaying it on threads into a new snapshot');
         await disk.clear();
+        // (It lets go of the log's pages it read through this process's mapping of the log.)
         await replayInParallel(store, disk, this.options.threads, (read) => (this.done = read), this.options.releaseEvery);
-        // The replay read the log through this process's mapping of it: let go of the pages read since its last release.
-        await store.releaseReadPages?.();
       }
       const sizes = disk.sizes();
       this.enter('loading', sizes.snapshot + sizes.journal);
