@@ -153,11 +153,12 @@ const MAX_PROBLEMS = 1000;
 /**
  * Events a transaction appends at most while another process has the log open. A sites POST to a server sharing the
  * log answers once the server has applied its event, so it waits for whatever the import appended before it: a
- * whole chunk at worst. Live imports of 300,000 events into a served 1M-shift DATA_DIR (bench:operator --reuse,
- * two pairs alternated): bulk-creates at most 849-863 ms with 5,000 against 1,567-1,737 ms with 20,000 (two
+ * whole chunk at worst. Live imports of 300,000 events into a served 1M-shift DATA_DIR made the README's way from
+ * the benchmark's skewed data (bench:operator --reuse, the random search mix at 200/s, two pairs alternated,
+ * yardsticks 41.6-47.1 µs): bulk-creates at most 849-863 ms with 5,000 against 1,567-1,737 ms with 20,000 (two
  * earlier runs each: 837 and 1,114 against 1,485 and 1,690 ms), their median 56-143 against 16-79 ms, the reads'
- * p99 and the import's rate no different beyond the runs' spread (125-211 against 113-226 ms; 6.1-6.3k against
- * 5.7-6.4k events/s).
+ * p99, the import's rate and the server's peak no different beyond the runs' spread (125-211 against 113-226 ms;
+ * 6.1-6.3k against 5.7-6.4k events/s; 2,658-2,702 against 2,648-2,729 MB).
  */
 const CHUNK = 5_000;
 /**
