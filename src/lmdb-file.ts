@@ -31,6 +31,19 @@ const MAGIC = 0xbeefc0de;
  */
 export const MAP_SIZE = 2 ** 38;
 
+/**
+ * How many free pages an environment loads from LMDB's free-page list into memory, and keeps there between
+ * transactions (lmdb-js's `maxFreeSpaceToLoad` and `maxFreeSpaceToRetain`; its defaults are 50,000 and 75,000).
+ * lmdb-js's LMDB checks the loaded pages against each other at every commit, in time that grows with the square of
+ * their number, on its write thread. A log that another process has written in large transactions (an import) has
+ * tens of thousands of free pages: a server then loaded up to 50,000 of them at its next append, and every append
+ * after that spent 150-200 ms in that check, taking a core from the machine's two (a sites bulk-create after
+ * 40,000 events appended by another process: p50 173 ms against 5.4 ms before them; with 10,000 loaded, 23 ms; with
+ * these, 4.3 ms, and 3.1 ms after 200,000 events). A transaction that needs more pages than are loaded takes new ones
+ * at the end of the file.
+ */
+export const FREE_PAGES = { maxFreeSpaceToLoad: 1_000, maxFreeSpaceToRetain: 2_000 } as const;
+
 /** Looks taken before a file is called damaged (another process may be writing it: see below), and the pause between them. */
 const LOOKS = 3;
 const PAUSE_MS = 50;

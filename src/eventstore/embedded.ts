@@ -39,7 +39,7 @@
  */
 import { EventEmitter } from 'node:events';
 import { open, type Database, type RootDatabase } from 'lmdb';
-import { lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
+import { FREE_PAGES, lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
 import {
   type AppendManyOptions,
   type AppendManyResult,
@@ -212,7 +212,7 @@ export class EmbeddedEventStore implements EventStore {
     try {
       const readOnly = options.readOnly ? { readOnly: true } : {};
       const overlappingSync = options.overlappingSync ?? false;
-      return new EmbeddedEventStore(() => open({ path, mapSize: MAP_SIZE, compression: false, overlappingSync, ...readOnly }), options);
+      return new EmbeddedEventStore(() => open({ path, mapSize: MAP_SIZE, compression: false, overlappingSync, ...FREE_PAGES, ...readOnly }), options);
     } catch (error) {
       throw new UnreadableLogError(path, error instanceof Error ? error.message : String(error));
     }
