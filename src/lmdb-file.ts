@@ -33,7 +33,8 @@ export const MAP_SIZE = 2 ** 38;
 
 /**
  * How many free pages an environment loads from LMDB's free-page list into memory, and keeps there between
- * transactions (lmdb-js's `maxFreeSpaceToLoad` and `maxFreeSpaceToRetain`; its defaults are 50,000 and 75,000).
+ * transactions (lmdb-js's `maxFreeSpaceToLoad` and `maxFreeSpaceToRetain`, which its `env.cpp` reads but its types do
+ * not declare; its defaults are 50,000 and 75,000).
  * lmdb-js's LMDB checks the loaded pages against each other at every commit, in time that grows with the square of
  * their number, on its write thread. A log that another process has written in large transactions (an import) has
  * tens of thousands of free pages: a server then loaded up to 50,000 of them at its next append, and every append
