@@ -41,7 +41,9 @@ export const MAP_SIZE = 2 ** 38;
  * after that spent 150-200 ms in that check, taking a core from the machine's two (a sites bulk-create after
  * 40,000 events appended by another process: p50 173 ms against 5.4 ms before them; with 10,000 loaded, 23 ms; with
  * these, 4.3 ms, and 3.1 ms after 200,000 events). A transaction that needs more pages than are loaded takes new ones
- * at the end of the file.
+ * at the end of the file. For the log only: the read model has one writer, and its large values (snapshot chunks,
+ * tables) need runs of adjacent free pages, which fewer loaded pages would find less often (its file growing instead;
+ * not measured).
  */
 export const FREE_PAGES = { maxFreeSpaceToLoad: 1_000, maxFreeSpaceToRetain: 2_000 } as const;
 

@@ -4,7 +4,7 @@
  * at the head it read first).
  */
 import { join } from 'node:path';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { tableDefs } from '../src/resources/index.js';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { type EventStore, startOfLog } from '../src/eventstore/port.js';
@@ -16,12 +16,18 @@ import { ReadModelStore } from '../src/readmodel/persistence.js';
 import { eventsUpTo, replay } from '../src/readmodel/replay.js';
 import { readFixture, tempDir } from './helpers.js';
 
-t.test('a replay stops at its head', async (t) => {
+/** An embedded log in a temporary directory holding the demo fixture, and the directory. */
+async function demoLog(t: Test): Promise<{ dir: string; store: EmbeddedEventStore }> {
   const tmp = tempDir();
   t.teardown(tmp.remove);
   const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
   t.teardown(() => store.close());
   await importEvents(store, 'demo.ndjson', readFixture('demo.ndjson'));
+  return { dir: tmp.dir, store };
+}
+
+t.test('a replay stops at its head', async (t) => {
+  const { store } = await demoLog(t);
   const events = await store.readAll(startOfLog, 100_000);
   t.ok(events.length > 20, 'the demo log has events to stop among');
   for (const stop of [0, 7, events.length - 2, events.length - 1]) {
@@ -34,11 +40,7 @@ t.test('a replay stops at its head', async (t) => {
 });
 
 t.test("a replay on threads lets go of the log's pages every so many events read, and of the last ones once the log is read", async (t) => {
-  const tmp = tempDir();
-  t.teardown(tmp.remove);
-  const store = EmbeddedEventStore.open(join(tmp.dir, 'log'));
-  t.teardown(() => store.close());
-  await importEvents(store, 'demo.ndjson', readFixture('demo.ndjson'));
+  const { dir, store } = await demoLog(t);
   const events = (await store.readAll(startOfLog, 100_000)).length;
   // Read 1,000 events at a time: the demo's are one read.
   t.ok(events > 50 && events < 1000, `${events} events`);
@@ -54,7 +56,7 @@ t.test("a replay on threads lets go of the log's pages every so many events read
         await store.releaseReadPages();
       },
     });
-    const disk = ReadModelStore.open(join(tmp.dir, `readmodel-${releaseEvery}`));
+    const disk = ReadModelStore.open(join(dir, `readmodel-${releaseEvery}`));
     const { applied } = await replayInParallel(counted, disk, 2, undefined, releaseEvery);
     await disk.close();
     t.equal(applied, events);
