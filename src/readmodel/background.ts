@@ -1,8 +1,8 @@
 /**
  * The read model's background work while serving, a slice of a few
  * milliseconds at a time between requests: the shift → reservations map a
- * moved shift needs and the symbol codes of the snapshot (once, after a
- * load), then the rank matrices searches
+ * moved shift needs, the bigger arrays of tables nearly full, and the
+ * symbol codes of the snapshot (once, after a load), then the rank matrices searches
  * wanted, looked for again every `idleMs` when there is nothing to do (or
  * the model is not `ready`). The timers never keep the process alive.
  */
@@ -18,7 +18,7 @@ export function workInBackground(model: ReadModel, ready: () => boolean = () => 
       return;
     }
     const deadline = performance.now() + sliceMs;
-    if (model.noteReservations(deadline) || model.makeSymbolCodes(deadline) || model.buildRanks(deadline)) timer = setImmediate(tick).unref();
+    if (model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.buildRanks(deadline)) timer = setImmediate(tick).unref();
     else timer = setTimeout(tick, idleMs).unref();
   };
   timer = setTimeout(tick, idleMs).unref();

@@ -112,6 +112,8 @@ export class FragmentStore {
   private stamps!: Float64Array;
   private ints!: Int32Array;
   private capacity = 0;
+  /** The bigger memory of a growth ahead of need (growAhead), its entries filled for rows below `filled`. */
+  private next: { readonly ints: Int32Array; readonly capacity: number; filled: number } | undefined;
 
   constructor(
     capacity: number,
@@ -120,19 +122,63 @@ export class FragmentStore {
     this.grow(capacity);
   }
 
-  /** Room for rows below `capacity`. */
+  /** Room for rows below `capacity` (at once: see growAhead). */
   grow(capacity: number): void {
-    const memory = new ArrayBuffer(capacity * ENTRY_BYTES);
-    if (this.ints) new Int32Array(memory).set(this.ints);
-    this.stamps = new Float64Array(memory);
-    this.ints = new Int32Array(memory);
-    for (let row = this.capacity; row < capacity; row++) this.ints[row * I32_PER_ENTRY + CHUNK] = -1;
+    const ints = new Int32Array(capacity * I32_PER_ENTRY);
+    if (this.ints) ints.set(this.ints);
+    for (let row = this.capacity; row < capacity; row++) ints[row * I32_PER_ENTRY + CHUNK] = -1;
+    this.take(ints, capacity);
+  }
+
+  /**
+   * Begin to grow to `capacity` ahead of need: the bigger memory now, its entries filled by `fillAhead` a piece at a
+   * time (each write to a row filled already goes to both), and taken by `takeGrown`.
+   */
+  growAhead(capacity: number): void {
+    this.next = { ints: new Int32Array(capacity * I32_PER_ENTRY), capacity, filled: 0 };
+  }
+
+  /** Whether a growth ahead of need is under way. */
+  get growing(): boolean {
+    return this.next !== undefined;
+  }
+
+  /** Fill the bigger memory's entries of rows below `to` (rows past the current capacity: none made yet). */
+  fillAhead(to: number): void {
+    const next = this.next!;
+    const end = Math.min(to, next.capacity);
+    const copied = Math.min(end, this.capacity);
+    if (copied > next.filled) next.ints.set(this.ints.subarray(next.filled * I32_PER_ENTRY, copied * I32_PER_ENTRY), next.filled * I32_PER_ENTRY);
+    for (let row = Math.max(next.filled, this.capacity); row < end; row++) next.ints[row * I32_PER_ENTRY + CHUNK] = -1;
+    next.filled = Math.max(next.filled, end);
+  }
+
+  /** Take the bigger memory growAhead began, filling what is left first. */
+  takeGrown(): void {
+    const next = this.next!;
+    this.fillAhead(next.capacity);
+    this.take(next.ints, next.capacity);
+  }
+
+  private take(ints: Int32Array, capacity: number): void {
+    this.ints = ints;
+    this.stamps = new Float64Array(ints.buffer);
     this.capacity = capacity;
+    this.next = undefined;
+  }
+
+  /** After a write to a row's entry: the same in the bigger memory, if it holds the row already. */
+  private mirror(row: number): void {
+    const next = this.next;
+    if (next === undefined || row >= next.filled) return;
+    const at = row * I32_PER_ENTRY;
+    next.ints.set(this.ints.subarray(at, at + I32_PER_ENTRY), at);
   }
 
   /** The row no longer holds this version (freed or replaced): its fragment is stale. */
   forget(row: number): void {
     this.ints[row * I32_PER_ENTRY + CHUNK] = -1;
+    this.mirror(row);
   }
 
   /**
@@ -184,5 +230,6 @@ export class FragmentStore {
     this.ints[at + OFFSET] = offset;
     this.ints[at + LENGTH] = length;
     this.stamps[row * F64_PER_ENTRY] = stamp;
+    this.mirror(row);
   }
 }

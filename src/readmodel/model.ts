@@ -342,6 +342,18 @@ export class ReadModel implements JsonView {
     this.fillTables(kind, records);
   }
 
+  /** Grow the tables that are nearly full ahead of need (Table.growAhead), until `deadline`. Whether there is more to do now. */
+  growAhead(deadline: number): boolean {
+    let more = false;
+    for (const byInstitution of this.tables.values()) {
+      for (const table of byInstitution.values()) {
+        if (performance.now() >= deadline) return true;
+        more = table.growAhead(deadline) || more;
+      }
+    }
+    return more;
+  }
+
   /**
    * Make the symbol codes the snapshot a start-up loaded seeded
    * (SymbolCodes), until `deadline` (performance.now(), ms). Whether there

@@ -134,7 +134,8 @@ export class SortedIndex {
    */
   restore(rows: Uint32Array): void {
     this.changed();
-    this.rows = rows.slice();
+    this.rows = new Uint32Array(capacityFor(rows.length));
+    this.rows.set(rows);
     this.length = rows.length;
   }
 

@@ -20,6 +20,9 @@ const NONE: ReadonlySet<number> = new Set();
 const ADDED = 1;
 const REMOVED = 2;
 
+/** A table grows ahead of need (growAhead) once this share of its room is taken. */
+const GROW_AHEAD_AT = 0.75;
+
 export interface TableSchema<R> {
   /** Numeric columns by name, computed once per record version. */
   readonly columns: Readonly<Record<string, NumericKey<R>>>;
@@ -66,6 +69,12 @@ export interface SavedTable {
 }
 
 export class Table<R extends Identified> implements RowSource {
+  /** Tables with room for fewer rows grow at once when full, a copy of a few MB at most (tests lower it). */
+  static growAheadFrom = 1 << 15;
+  /** Rows a step of growing ahead copies, and the least time between two of its allocations, ms (tests lower both). */
+  static growStepRows = 1 << 15;
+  static growAllocationGapMs = 50;
+
   private records: (R | undefined)[] = [];
   /** Per row: the record's JSON as responses show it. */
   private readonly fragments = new FragmentStore(16);
@@ -78,6 +87,8 @@ export class Table<R extends Identified> implements RowSource {
   /** The column arrays, in columnKeys' order. */
   private columns: Float64Array[] = [];
   private capacity = 16;
+  /** The bigger columns of a growth ahead of need (growAhead), filled for rows below `filled`. */
+  private next: { readonly capacity: number; readonly columns: Float64Array[]; filled: number; allocatedAt: number } | undefined;
   private readonly indexes = new Map<string, SortedIndex>();
   /** Per row: ADDED, REMOVED or 0. */
   private pending = new Uint8Array(16);
@@ -133,6 +144,11 @@ export class Table<R extends Identified> implements RowSource {
 
   get size(): number {
     return this.rowOfId.size;
+  }
+
+  /** Rows the table has room for without growing. */
+  get room(): number {
+    return this.capacity;
   }
 
   /** Every row number is below this. */
@@ -243,6 +259,8 @@ export class Table<R extends Identified> implements RowSource {
     const keys = this.columnKeys;
     const columns = this.columns;
     for (let c = 0; c < keys.length; c++) columns[c]![row] = keys[c]![1](record);
+    const next = this.next;
+    if (next !== undefined && row < next.filled) for (let c = 0; c < keys.length; c++) next.columns[c]![row] = columns[c]![row]!;
   }
 
   /** Add a row to (or take it from) the postings of its record's values. */
@@ -418,21 +436,83 @@ export class Table<R extends Identified> implements RowSource {
     const free = this.freeRows.pop();
     if (free !== undefined) return free;
     const row = this.records.length;
-    if (row >= this.capacity) this.grow(capacityFor(row + 1) * 2);
+    if (row >= this.capacity) {
+      if (this.next === undefined) this.grow(this.grownCapacity());
+      else while (this.growStep(false) !== 'taken');
+    }
     this.records.push(undefined);
     return row;
   }
 
+  private grownCapacity(): number {
+    return capacityFor(this.capacity + 1) * 2;
+  }
+
+  /**
+   * Grow ahead of need, a step at least and more until `deadline` (performance.now(), ms): once most of a big table's room is taken, its
+   * bigger columns and fragment entries are made a piece at a time between requests — an array allocated (one a
+   * call: the garbage collector gets time to catch up between them), or rows copied — and taken when done, or when
+   * a row needs them. Growing at once, at the row that found the table full, stalled every request (at a million
+   * rows: 60 ms of copying, and the marking of the whole heap that allocating 200 MB at once pressed for, 300–600 ms
+   * in all). Whether there is more to do now.
+   */
+  growAhead(deadline: number): boolean {
+    if (this.next === undefined) {
+      if (this.capacity < Table.growAheadFrom || this.records.length < this.capacity * GROW_AHEAD_AT) return false;
+      this.next = { capacity: this.grownCapacity(), columns: [], filled: 0, allocatedAt: -Infinity };
+    }
+    do if (this.growStep(true) !== 'copied') return false;
+    while (performance.now() < deadline);
+    return true;
+  }
+
+  /** One step of growing ahead (see growAhead); `paced`: no allocation within growAllocationGapMs of the last. */
+  private growStep(paced: boolean): 'allocated' | 'waiting' | 'copied' | 'taken' {
+    const next = this.next!;
+    const allocating = next.columns.length < this.columns.length || !this.fragments.growing;
+    if (allocating && paced && performance.now() - next.allocatedAt < Table.growAllocationGapMs) return 'waiting';
+    if (next.columns.length < this.columns.length) {
+      next.columns.push(new Float64Array(next.capacity));
+      next.allocatedAt = performance.now();
+      return 'allocated';
+    }
+    if (!this.fragments.growing) {
+      this.fragments.growAhead(next.capacity);
+      next.allocatedAt = performance.now();
+      return 'allocated';
+    }
+    if (next.filled < next.capacity) {
+      const to = Math.min(next.filled + Table.growStepRows, next.capacity);
+      const copied = Math.min(to, this.capacity);
+      if (copied > next.filled) for (let c = 0; c < this.columns.length; c++) next.columns[c]!.set(this.columns[c]!.subarray(next.filled, copied), next.filled);
+      this.fragments.fillAhead(to);
+      next.filled = to;
+      return 'copied';
+    }
+    this.columns = next.columns;
+    this.fragments.takeGrown();
+    this.growPending(next.capacity);
+    this.capacity = next.capacity;
+    this.next = undefined;
+    return 'taken';
+  }
+
+  private growPending(capacity: number): void {
+    const pending = new Uint8Array(capacity);
+    pending.set(this.pending);
+    this.pending = pending;
+  }
+
+  /** Room for rows below `capacity`, at once. */
   private grow(capacity: number): void {
+    this.next = undefined;
     this.capacity = capacity;
     this.columns = this.columns.map((old) => {
       const grown = new Float64Array(capacity);
       grown.set(old);
       return grown;
     });
-    const pending = new Uint8Array(capacity);
-    pending.set(this.pending);
-    this.pending = pending;
+    this.growPending(capacity);
     this.fragments.grow(capacity);
   }
 
