@@ -4,7 +4,9 @@
  * by binary search, or very many rebuilt from scratch), every index
  * lists exactly the live records in (keys…, id) order, and knows where
  * each run of one leading value ends, and its binary searches on the first
- * two keys find what a scan finds.
+ * two keys find what a scan finds. A table grown ahead of need between
+ * changes holds what one grown at once holds, and saves each column by
+ * place, in 32-bit integers when they hold its values.
  */
 import fc from 'fast-check';
 import t from 'tap';
@@ -234,8 +236,9 @@ t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no
 
 t.test('a table grown ahead of need, a step between changes, holds what one grown at once holds: columns, indexes and the JSON made before', async (t) => {
   // Small enough that every run grows several times, in steps of a few rows, with no wait between allocations.
+  const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows, growAllocationGapMs: Table.growAllocationGapMs };
   Object.assign(Table, { growAheadFrom: 64, growStepRows: 16, growAllocationGapMs: 0 });
-  t.teardown(() => Object.assign(Table, { growAheadFrom: 1 << 15, growStepRows: 1 << 15, growAllocationGapMs: 50 }));
+  t.teardown(() => Object.assign(Table, defaults));
   const json = (row: Row) => JSON.stringify(row);
   let inBackground = 0;
   fc.assert(

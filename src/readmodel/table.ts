@@ -458,12 +458,12 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   /**
-   * Grow ahead of need, a step at least and more until `deadline` (performance.now(), ms): once most of a big table's room is taken, its
-   * bigger columns and fragment entries are made a piece at a time between requests — an array allocated (one a
-   * call: the garbage collector gets time to catch up between them), or rows copied — and taken when done, or when
-   * a row needs them. Growing at once, at the row that found the table full, stalled every request (at a million
-   * rows: 60 ms of copying, and the marking of the whole heap that allocating 200 MB at once pressed for, 300–600 ms
-   * in all). Whether there is more to do now.
+   * Grow ahead of need, a step at least and more until `deadline` (performance.now(), ms): once most of a big
+   * table's room is taken, its bigger columns and fragment entries are made a piece at a time between requests — an
+   * array allocated (one a call, apart: the garbage collector gets time to catch up between them), or rows copied —
+   * and taken when done, or when a row needs them. Grown at once, at the row that found the table full, a live
+   * import's requests all waited: 63 ms of copying at 600,000 rows, followed by 100–300 ms of collection in the
+   * CPU profiles. Whether there is more to do now.
    */
   growAhead(deadline: number): boolean {
     if (this.next === undefined) {
