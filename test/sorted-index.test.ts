@@ -6,12 +6,18 @@
  * each run of one leading value ends, and its binary searches on the first
  * two keys find what a scan finds. A table grown ahead of need between
  * changes holds what one grown at once holds, and saves each column by
- * place, in 32-bit integers when they hold its values.
+ * place, in 32-bit integers when they hold its values; a server's
+ * background work grows a nearly full table before a row needs the room.
  */
 import fc from 'fast-check';
 import t from 'tap';
+import { put } from '../projections/projection.js';
+import type { ShiftRecord } from '../projections/records.js';
+import { workInBackground } from '../src/readmodel/background.js';
+import { ReadModel } from '../src/readmodel/model.js';
 import { ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
 import { Table } from '../src/readmodel/table.js';
+import { tableDefs } from '../src/resources/index.js';
 
 // Every binary search narrows down on the fences at once (the server waits for an index to stay unchanged first).
 SortedIndex.fenceAfter = 0;
@@ -314,4 +320,39 @@ t.test("a table's saved columns: each value at its row's place, in 32-bit intege
     { numRuns: 300 },
   );
   t.ok(widths.narrow > 50 && widths.wide > 50, `both widths met: ${JSON.stringify(widths)}`);
+});
+
+t.test("a server's background work grows a nearly full table ahead of need, before any row needs the room", async (t) => {
+  const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows, growAllocationGapMs: Table.growAllocationGapMs };
+  Object.assign(Table, { growAheadFrom: 64, growStepRows: 16, growAllocationGapMs: 0 });
+  t.teardown(() => Object.assign(Table, defaults));
+  const institution = '00000000-0000-4000-8000-000000000001';
+  const shift = (i: number): ShiftRecord => ({
+    id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
+    institution_id: institution,
+    opportunity_id: '10000000-0000-4000-8000-000000000000',
+    title: `Shift ${i % 7}`,
+    description: null,
+    shift_start_at: i * 3_600_000_000,
+    shift_end_at: (i + 1) * 3_600_000_000,
+    spots: 1 + (i % 5),
+    location: '',
+    spots_reserved: 0,
+    removed: false,
+    created_at: i,
+    updated_at: i,
+  });
+  const model = new ReadModel(tableDefs);
+  let added = 0;
+  const table = () => model.table('shift', institution)!;
+  do model.apply(put('shift', shift(added++)));
+  while (table().room < Table.growAheadFrom || table().rowCount < table().room * 0.75);
+  const room = table().room;
+  const background = workInBackground(model, () => true, 4, 5);
+  t.teardown(() => background.stop());
+  for (const until = Date.now() + 5000; table().room === room && Date.now() < until; ) await new Promise((resolve) => setTimeout(resolve, 10));
+  t.ok(table().room > room, `room for ${room} rows, then ${table().room}, with no row added meanwhile`);
+  t.equal(table().rowCount, added, 'no row added');
+  const index = table().index('start');
+  t.same(Array.from(index.order.subarray(0, index.size), (row) => table().idOf(row)), Array.from({ length: added }, (_, i) => shift(i).id), 'every shift, in start order');
 });
