@@ -53,6 +53,14 @@ const change = fc.record({
   remove: fc.boolean(),
 });
 
+/** Set a record in the table, or delete it with `remove`, and the same in the map of live records it is checked against. */
+function setLive<R extends { id: string }>(table: Table<R>, live: Map<string, R>, { remove, ...record }: R & { remove: boolean }): void {
+  const value = record as unknown as R;
+  table.set(value.id, remove ? null : value);
+  if (remove) live.delete(value.id);
+  else live.set(value.id, value);
+}
+
 /**
  * Binary searches (which first narrow down on every 64th position's values)
  * against a scan: on the leading key over the whole index, and on the
@@ -98,15 +106,7 @@ t.test('every index matches a brute-force sort after each flush', async (t) => {
       const table = new Table<Row>(schema);
       const live = new Map<string, Row>();
       for (const batch of batches) {
-        for (const { remove, ...row } of batch) {
-          if (remove) {
-            table.set(row.id, null);
-            live.delete(row.id);
-          } else {
-            table.set(row.id, row);
-            live.set(row.id, row);
-          }
-        }
+        for (const change of batch) setLive(table, live, change);
         for (const [name, keys] of [['ab', ['a', 'b']], ['b', ['b']], ['ba', ['b', 'a']]] as const) {
           const index = table.index(name);
           const ids = Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row));
@@ -166,10 +166,8 @@ t.test('postings: the rows holding each value are those of the live records that
       (changes) => {
         const table = new Table<Tagged>(tagged);
         const live = new Map<string, Tagged>();
-        for (const { remove, ...record } of changes) {
-          table.set(record.id, remove ? null : record);
-          if (remove) live.delete(record.id);
-          else live.set(record.id, record);
+        for (const change of changes) {
+          setLive(table, live, change);
           for (const value of ['a', 'b', 'c', '', 'zzz']) {
             const expected = [...live.values()].filter((r) => r.tags.some((x) => x.toLowerCase() === value)).map((r) => r.id).sort();
             const held = [...table.holding('tag', value)!].map((row) => table.idOf(row)).sort();
@@ -298,11 +296,7 @@ t.test("a table's saved columns: each value at its row's place, in 32-bit intege
     fc.property(fc.array(fc.record({ id: fc.integer({ min: 0, max: 40 }).map(String), a: value, b: value, remove: fc.boolean() }), { minLength: 1, maxLength: 80 }), (changes) => {
       const table = new Table<Row>(schema);
       const live = new Map<string, Row>();
-      for (const { remove, ...row } of changes) {
-        table.set(row.id, remove ? null : row);
-        if (remove) live.delete(row.id);
-        else live.set(row.id, row);
-      }
+      for (const change of changes) setLive(table, live, change);
       // Places in reverse order of rows, as a snapshot lists records in an order of its own.
       const rows = [...table.liveRows()].sort((x, y) => y - x);
       const placeOf = new Uint32Array(table.rowCount);

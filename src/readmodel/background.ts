@@ -4,8 +4,8 @@
  * moved shift needs, the bigger arrays of tables nearly full, and the
  * symbol codes of the snapshot (once, after a load), then the rank
  * matrices searches wanted, looked for again every `idleMs` when there is
- * nothing to do (or
- * the model is not `ready`). The timers never keep the process alive.
+ * nothing to do (or the model is not `ready`). The timers never keep the
+ * process alive.
  */
 import type { ReadModel } from './model.js';
 

@@ -122,25 +122,19 @@ export class FragmentStore {
     this.grow(capacity);
   }
 
-  /** Room for rows below `capacity` (at once: see growAhead). */
+  /** Room for rows below `capacity`, at once (a growth under way is dropped). */
   grow(capacity: number): void {
-    const ints = new Int32Array(capacity * I32_PER_ENTRY);
-    if (this.ints) ints.set(this.ints);
-    for (let row = this.capacity; row < capacity; row++) ints[row * I32_PER_ENTRY + CHUNK] = -1;
-    this.take(ints, capacity);
+    this.growAhead(capacity);
+    this.takeGrown();
   }
 
   /**
-   * Begin to grow to `capacity` ahead of need: the bigger memory now, its entries filled by `fillAhead` a piece at a
-   * time (each write to a row filled already goes to both), and taken by `takeGrown`.
+   * Begin to grow to `capacity` ahead of need (dropping a growth begun before): the bigger memory now, its entries
+   * filled by `fillAhead` a piece at a time (each write to a row filled already goes to both), and taken by
+   * `takeGrown`.
    */
   growAhead(capacity: number): void {
     this.next = { ints: new Int32Array(capacity * I32_PER_ENTRY), capacity, filled: 0 };
-  }
-
-  /** Whether a growth ahead of need is under way. */
-  get growing(): boolean {
-    return this.next !== undefined;
   }
 
   /** Fill the bigger memory's entries of rows below `to` (rows past the current capacity: none made yet). */

@@ -87,8 +87,11 @@ export class Table<R extends Identified> implements RowSource {
   /** The column arrays, in columnKeys' order. */
   private columns: Float64Array[] = [];
   private capacity = 16;
-  /** The bigger columns of a growth ahead of need (growAhead), filled for rows below `filled`. */
-  private next: { readonly capacity: number; readonly columns: Float64Array[]; filled: number; allocatedAt: number } | undefined;
+  /**
+   * A growth under way (growAhead): the bigger columns, whether the fragment store's bigger memory is allocated, and
+   * the rows filled in both.
+   */
+  private next: { readonly capacity: number; readonly columns: Float64Array[]; fragments: boolean; filled: number; allocatedAt: number } | undefined;
   private readonly indexes = new Map<string, SortedIndex>();
   /** Per row: ADDED, REMOVED or 0. */
   private pending = new Uint8Array(16);
@@ -446,8 +449,9 @@ export class Table<R extends Identified> implements RowSource {
     if (free !== undefined) return free;
     const row = this.records.length;
     if (row >= this.capacity) {
-      if (this.next === undefined) this.grow(this.grownCapacity());
-      else while (this.growStep(false) !== 'taken');
+      // The growth begun in the background, finished now, or a new one.
+      this.next ??= this.growth(this.grownCapacity());
+      while (this.growStep(false) !== 'taken');
     }
     this.records.push(undefined);
     return row;
@@ -468,7 +472,7 @@ export class Table<R extends Identified> implements RowSource {
   growAhead(deadline: number): boolean {
     if (this.next === undefined) {
       if (this.capacity < Table.growAheadFrom || this.records.length < this.capacity * GROW_AHEAD_AT) return false;
-      this.next = { capacity: this.grownCapacity(), columns: [], filled: 0, allocatedAt: -Infinity };
+      this.next = this.growth(this.grownCapacity());
     }
     do if (this.growStep(true) !== 'copied') return false;
     while (performance.now() < deadline);
@@ -478,15 +482,16 @@ export class Table<R extends Identified> implements RowSource {
   /** One step of growing ahead (see growAhead); `paced`: no allocation within growAllocationGapMs of the last. */
   private growStep(paced: boolean): 'allocated' | 'waiting' | 'copied' | 'taken' {
     const next = this.next!;
-    const allocating = next.columns.length < this.columns.length || !this.fragments.growing;
+    const allocating = next.columns.length < this.columns.length || !next.fragments;
     if (allocating && paced && performance.now() - next.allocatedAt < Table.growAllocationGapMs) return 'waiting';
     if (next.columns.length < this.columns.length) {
       next.columns.push(new Float64Array(next.capacity));
       next.allocatedAt = performance.now();
       return 'allocated';
     }
-    if (!this.fragments.growing) {
+    if (!next.fragments) {
       this.fragments.growAhead(next.capacity);
+      next.fragments = true;
       next.allocatedAt = performance.now();
       return 'allocated';
     }
@@ -500,29 +505,22 @@ export class Table<R extends Identified> implements RowSource {
     }
     this.columns = next.columns;
     this.fragments.takeGrown();
-    this.growPending(next.capacity);
+    const pending = new Uint8Array(next.capacity);
+    pending.set(this.pending);
+    this.pending = pending;
     this.capacity = next.capacity;
     this.next = undefined;
     return 'taken';
   }
 
-  private growPending(capacity: number): void {
-    const pending = new Uint8Array(capacity);
-    pending.set(this.pending);
-    this.pending = pending;
+  /** Room for rows below `capacity`, at once (a growth under way is dropped). */
+  private grow(capacity: number): void {
+    this.next = this.growth(capacity);
+    while (this.growStep(false) !== 'taken');
   }
 
-  /** Room for rows below `capacity`, at once. */
-  private grow(capacity: number): void {
-    this.next = undefined;
-    this.capacity = capacity;
-    this.columns = this.columns.map((old) => {
-      const grown = new Float64Array(capacity);
-      grown.set(old);
-      return grown;
-    });
-    this.growPending(capacity);
-    this.fragments.grow(capacity);
+  private growth(capacity: number): NonNullable<Table<R>['next']> {
+    return { capacity, columns: [], fragments: false, filled: 0, allocatedAt: -Infinity };
   }
 
   private release(row: number): void {
