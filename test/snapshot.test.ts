@@ -216,6 +216,12 @@ t.test("a snapshot's symbol codes: made a piece at a time, or at once when first
   t.equal(codes.make(-Infinity), true, 'a piece made, more left');
   t.equal(codes.make(Infinity), false, 'the rest made');
   t.equal(codes.code('v9999'), 9999);
+  // A change's value not in the map yet makes the whole map first, rather than a pass over the seeded values per value.
+  const changed = new SymbolCodes();
+  changed.seedWith(Array.from({ length: 10_000 }, (_, i) => `v${i}`));
+  t.equal(changed.encode('v5000'), 5000, 'a seeded value keeps its code');
+  t.equal(changed.make(-Infinity), false, 'the map was made by the change');
+  t.equal(changed.encode('new'), 10_000, 'a new value takes the next code');
 });
 
 t.test('a new snapshot is written beside the current one a piece at a time, and made current in one transaction', async (t) => {

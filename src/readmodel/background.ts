@@ -9,6 +9,16 @@
  */
 import type { ReadModel } from './model.js';
 
+/** One slice of the background work until `deadline` (performance.now(), ms): whether some is left. */
+function workUntil(model: ReadModel, deadline: number): boolean {
+  return model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.buildRanks(deadline);
+}
+
+/** Do now, to the end, what the background would do a slice at a time (benchmarks of the steady state). */
+export function finishBackgroundWork(model: ReadModel): void {
+  while (workUntil(model, Infinity));
+}
+
 export function workInBackground(model: ReadModel, ready: () => boolean = () => true, sliceMs = 4, idleMs = 100): { stop(): void } {
   let stopped = false;
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
@@ -19,7 +29,7 @@ export function workInBackground(model: ReadModel, ready: () => boolean = () => 
       return;
     }
     const deadline = performance.now() + sliceMs;
-    if (model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.buildRanks(deadline)) timer = setImmediate(tick).unref();
+    if (workUntil(model, deadline)) timer = setImmediate(tick).unref();
     else timer = setTimeout(tick, idleMs).unref();
   };
   timer = setTimeout(tick, idleMs).unref();
