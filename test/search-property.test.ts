@@ -21,6 +21,7 @@ import { ReadModel } from '../src/readmodel/model.js';
 import { shifts } from '../src/resources/shifts.js';
 import { tableDefs } from '../src/resources/index.js';
 import { formatDate, MICROS_PER_DAY } from '../src/time.js';
+import { finishBackgroundWork } from '../src/readmodel/background.js';
 
 // Binary searches narrow down on fences from the first (the server waits for an index to stay unchanged).
 SortedIndex.fenceAfter = 0;
@@ -278,12 +279,12 @@ for (const regime of regimes) t.test(`index-based search equals a brute-force fi
           if (!parsed.success) throw new Error(`query rejected: ${JSON.stringify(raw)}: ${parsed.error.issues[0]?.message}`);
           const query = parsed.data;
           const offset = (query.page - 1) * query.limit;
-          // Once, then again with the rank matrices it wanted made (when the table is quiet enough).
-          model.buildRanks(Infinity);
+          // Once, then again with the rank matrices and zone maps it wanted made (when the table is quiet enough).
+          finishBackgroundWork(model);
           const got = search(model.table('shift', INSTITUTION), query, offset, query.limit, model);
-          model.buildRanks(Infinity);
+          finishBackgroundWork(model);
           const again = search(model.table('shift', INSTITUTION), query, offset, query.limit, model);
-          if (again.count !== got.count || again.rows.join() !== got.rows.join()) throw new Error(`${JSON.stringify(raw)}: another answer once rank matrices were made`);
+          if (again.count !== got.count || again.rows.join() !== got.rows.join()) throw new Error(`${JSON.stringify(raw)}: another answer once rank matrices and zone maps were made`);
 
           const matching = visible.filter((s) => conditionsOf.every((c) => c.test(s, c.op)));
           const expected = sortedBy(matching, q.ordering ?? 'shift_start_at').slice(offset, offset + query.limit);

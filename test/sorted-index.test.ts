@@ -183,7 +183,7 @@ t.test('postings: the rows holding each value are those of the live records that
   t.ok(checked > 1000, `${checked} postings checked`);
 });
 
-t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no row of them matches) and which lie within them all (every row does), once the index has served enough walks unchanged', async (t) => {
+t.test('zone maps: made in the background once the index has served enough walks unchanged, a walk is told exactly which zones miss one of its ranges with a map (no row of them matches) and which lie within them all (every row does)', async (t) => {
   const saved = { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows };
   t.teardown(() => {
     SortedIndex.zoneAfter = saved.after;
@@ -198,7 +198,8 @@ t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no
       // Ranges as the engine asks for them: never empty.
       fc.array(fc.tuple(fc.constantFrom('a' as const, 'b' as const), fc.integer({ min: -2, max: 42 }), fc.integer({ min: 1, max: 30 })), { minLength: 1, maxLength: 3 }),
       fc.boolean(),
-      (values, zoneRows, ranges, complete) => {
+      fc.array(fc.boolean(), { minLength: 3, maxLength: 3 }),
+      (values, zoneRows, ranges, complete, madeFirst) => {
         SortedIndex.zoneRows = zoneRows;
         SortedIndex.zoneAfter = 2;
         const columns = { a: Float64Array.from(values, ([a]) => a), b: Float64Array.from(values, ([, b]) => b) };
@@ -208,17 +209,27 @@ t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no
         const asked = ranges.map(([column, lo, width]) => ({ column, lo, hi: lo + width }));
         // Not before it has served zoneAfter walks unchanged.
         if (index.zoneTester(asked, complete) !== undefined || index.zoneTester(asked, complete) !== undefined) throw new Error('zone maps made at once');
+        // Then the walk that asks gets none: it wants them made in the background, a piece at a time, not in its request.
+        const early = asked.filter((_, i) => madeFirst[i]);
+        if (index.zoneTester(early, complete) !== undefined) throw new Error('zone maps made in the asking walk');
+        if (index.wantsZoneMaps !== early.length > 0) throw new Error('zone maps not wanted');
+        while (index.makeZoneMaps(-Infinity));
+        if (index.wantsZoneMaps) throw new Error('zone maps still wanted once made');
+        // Only the ranges whose columns have a map count; the others' are wanted.
+        const made = new Set(early.map((r) => r.column));
         const zones = index.zoneTester(asked, complete);
-        if (zones === undefined) throw new Error('no zone maps after two walks');
+        if ((zones === undefined) !== (made.size === 0)) throw new Error(`zone maps of ${[...made].join()}: tester ${zones === undefined ? 'missing' : 'given'}`);
+        if (index.wantsZoneMaps !== asked.some((r) => !made.has(r.column))) throw new Error('the missing zone maps not wanted');
+        if (zones === undefined) return;
         const inRange = (row: number, { column, lo, hi }: (typeof asked)[number]) => columns[column][row]! >= lo && columns[column][row]! < hi;
         for (let p = 0; p < index.size; p++) {
           const zone = Math.floor(p / zoneRows);
           const inZone = Array.from(rows.subarray(zone * zoneRows, (zone + 1) * zoneRows));
           const bounds = (column: 'a' | 'b') => [Math.min(...inZone.map((row) => columns[column][row]!)), Math.max(...inZone.map((row) => columns[column][row]!))];
-          // NONE when some range lies wholly below or above the zone's values of its column, ALL when (the ranges being all
-          // the walk tests) every range holds them all, else SOME …
-          const none = asked.some(({ column, lo, hi }) => bounds(column)[1]! < lo || bounds(column)[0]! >= hi);
-          const all = complete && asked.every(({ column, lo, hi }) => bounds(column)[0]! >= lo && bounds(column)[1]! < hi);
+          // NONE when some range with a map lies wholly below or above the zone's values of its column, ALL when (the
+          // ranges being all the walk tests, each with a map) every range holds them all, else SOME …
+          const none = asked.some(({ column, lo, hi }) => made.has(column) && (bounds(column)[1]! < lo || bounds(column)[0]! >= hi));
+          const all = complete && asked.every(({ column, lo, hi }) => made.has(column) && bounds(column)[0]! >= lo && bounds(column)[1]! < hi);
           const expected = none ? ZONE_NONE : all ? ZONE_ALL : ZONE_SOME;
           if (zones(p) !== expected) throw new Error(`position ${p}: ${zones(p)}, expected ${expected}`);
           // … so never a zone holding a match skipped, nor one holding a row out of the ranges counted whole.
@@ -227,8 +238,9 @@ t.test('zone maps: a walk is told exactly which zones miss one of its ranges (no
           seen[expected === ZONE_NONE ? 'none' : expected === ZONE_ALL ? 'all' : 'some']++;
           zonesChecked++;
         }
-        // A change of the order forgets them: zoneAfter walks again first.
+        // A change of the order forgets them, and those wanted: zoneAfter walks again first.
         index.restore(rows);
+        if (index.wantsZoneMaps) throw new Error('zone maps wanted across a change');
         if (index.zoneTester(asked, complete) !== undefined) throw new Error('zone maps kept across a change');
       },
     ),

@@ -2,16 +2,16 @@
  * The read model's background work while serving, a slice of a few
  * milliseconds at a time between requests: the shift → reservations map a
  * moved shift needs, the bigger arrays of tables nearly full, and the
- * symbol codes of the snapshot (once, after a load), then the rank
- * matrices searches wanted, looked for again every `idleMs` when there is
- * nothing to do (or the model is not `ready`). The timers never keep the
+ * symbol codes of the snapshot (once, after a load), then the zone maps and
+ * rank matrices searches wanted, looked for again every `idleMs` when there
+ * is nothing to do (or the model is not `ready`). The timers never keep the
  * process alive.
  */
 import type { ReadModel } from './model.js';
 
 /** One slice of the background work until `deadline` (performance.now(), ms): whether some is left. */
 function workUntil(model: ReadModel, deadline: number): boolean {
-  return model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.buildRanks(deadline);
+  return model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.makeZoneMaps(deadline) || model.buildRanks(deadline);
 }
 
 /** Do now, to the end, what the background would do a slice at a time (benchmarks of the steady state). */

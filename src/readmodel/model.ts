@@ -366,6 +366,14 @@ export class ReadModel implements JsonView {
     return false;
   }
 
+  /** Make the zone maps searches wanted (SortedIndex.makeZoneMaps), until `deadline` (performance.now(), ms). Whether there is more to do now. */
+  makeZoneMaps(deadline: number): boolean {
+    for (const byInstitution of this.tables.values()) {
+      for (const table of byInstitution.values()) if (table.makeZoneMaps(deadline)) return true;
+    }
+    return false;
+  }
+
   /**
    * Make the rank matrices searches wanted (OrderRanks), until `deadline`
    * (performance.now(), ms). Whether there is more to do now.

@@ -221,6 +221,12 @@ export class Table<R extends Identified> implements RowSource {
     return false;
   }
 
+  /** Make the zone maps walks of the indexes wanted (SortedIndex.makeZoneMaps), until `deadline`: whether some are left. */
+  makeZoneMaps(deadline: number): boolean {
+    for (const index of this.indexes.values()) if (index.wantsZoneMaps && index.makeZoneMaps(deadline)) return true;
+    return false;
+  }
+
   /** The rows of the current records holding this value (in lower case) of a parameter with values; undefined for another parameter. */
   holding(param: string, value: string): ReadonlySet<number> | undefined {
     const posting = this.postings.get(param);
