@@ -251,6 +251,34 @@ t.test('appendMany takes the revisions a caller knows while the head is where it
   t.same(await store.appendMany([{ stream: 'c', events: [event(7)], knownRevision: -1 }]), { position: { commit: 8n, prepare: 8n }, tookKnown: false }, 'without asOf nothing is taken');
 });
 
+t.test("appendMany's taken revisions: the stream entries it puts in key order at the end are seen by a look-up in the same batch and kept", async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
+  t.teardown(() => store.close());
+  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const { position: seen } = await store.appendMany([{ stream: 'z', events: [event(0)] }]);
+  const [e1, e2, e3, e4, e5] = [1, 2, 3, 4, 5].map(event);
+  const result = await store.appendMany(
+    [
+      { stream: 'z', events: [e1!], knownRevision: 0 },
+      { stream: 'b', events: [e2!, e3!], knownRevision: -1 },
+      // No revision known: looked up, after the entries above (z's last is 1).
+      { stream: 'z', events: [e4!] },
+      // An id already in the stream, appended above in this batch: nothing appended.
+      { stream: 'z', events: [e1!] },
+      { stream: 'a', events: [e5!], knownRevision: -1 },
+    ],
+    { asOf: seen! },
+  );
+  t.equal(result.tookKnown, true, 'taken');
+  t.same((await store.readStream('z')).map((e) => [e.revision, e.data]), [[0, { i: 0 }], [1, { i: 1 }], [2, { i: 4 }]], 'z: its looked-up event after the known one, the repeated id once');
+  t.same((await store.readStream('b')).map((e) => e.revision), [0, 1]);
+  t.same((await store.readStream('a')).map((e) => e.revision), [0]);
+  t.same(await store.append('b', [e3!]), { nextRevision: 1, position: { commit: 4n, prepare: 4n } }, "b's second event again appends nothing: its id is in the stream's index");
+  t.same(await store.append('b', [event(6)], 1), { nextRevision: 2, position: { commit: 7n, prepare: 7n } }, 'and b goes on at revision 2');
+});
+
 t.test('the log knows when another process has it open (LMDB’s reader table), and forgets one that has died', async (t) => {
   const dir = tempDir('vm-store-');
   t.teardown(dir.remove);
