@@ -20,8 +20,6 @@ const NONE: ReadonlySet<number> = new Set();
 const ADDED = 1;
 const REMOVED = 2;
 
-/** A table grows ahead of need (growAhead) once this share of its room is taken. */
-const GROW_AHEAD_AT = 0.75;
 
 export interface TableSchema<R> {
   /** Numeric columns by name, computed once per record version. */
@@ -74,6 +72,12 @@ export class Table<R extends Identified> implements RowSource {
   /** Rows a step of growing ahead copies, and the least time between two of its allocations, ms (tests lower both). */
   static growStepRows = 1 << 15;
   static growAllocationGapMs = 50;
+  /**
+   * A table grows ahead of need (growAhead) once this share of its room is taken: more than a load leaves taken
+   * (`reserve`: 4/5), or every big table grew after each start-up, unasked (2.5 times its room in columns, and the
+   * collections that followed: the benchmark's first queries waited up to 40 ms).
+   */
+  static growAheadAt = 0.9;
 
   private records: (R | undefined)[] = [];
   /** Per row: the record's JSON as responses show it. */
@@ -477,7 +481,7 @@ export class Table<R extends Identified> implements RowSource {
    */
   growAhead(deadline: number): boolean {
     if (this.next === undefined) {
-      if (this.capacity < Table.growAheadFrom || this.records.length < this.capacity * GROW_AHEAD_AT) return false;
+      if (this.capacity < Table.growAheadFrom || this.records.length < this.capacity * Table.growAheadAt) return false;
       this.next = this.growth(this.grownCapacity());
     }
     do if (this.growStep(true) !== 'copied') return false;
