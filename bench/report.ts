@@ -16,7 +16,7 @@ export const planOf = ({ plan, cost }: { plan?: string | undefined; cost?: numbe
 
 /** The value at quantile q (0 to 1) of sorted values. */
 export const quantile = (sorted: readonly number[], q: number) => sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))]!;
-const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
+export const us = (ms: number) => `${(ms * 1000).toFixed(0)} µs`;
 
 /** Query classes (endpoint, filter kinds, ordering, page depth) by their worst time first: the `rows` worst, and a line for the rest. */
 export function classTable(timings: readonly Timing[], rows: number): void {
