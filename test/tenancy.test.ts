@@ -9,7 +9,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import fc from 'fast-check';
@@ -110,6 +110,7 @@ t.test('an import that issues a key already issued is refused, naming the line, 
 
 t.test('vm-api import of such a file exits 1 with the line named, and appends nothing', async (t) => {
   const app = await startApp({ fixtures: ['demo.ndjson'], keep: true });
+  t.teardown(() => rmSync(app.dir, { recursive: true, force: true }));
   const before = (await app.get('/api/shifts/?limit=1')).body.count as number;
   await app.close();
   const file = join(app.dir, 'rebind.ndjson');
@@ -153,6 +154,7 @@ t.test('the fold refuses a key issued again or an institution registered again b
   const lines: Array<{ msg: string; problem?: string; type?: string }> = [];
   const logger = pino({ level: 'warn' }, { write: (text: string) => void lines.push(JSON.parse(text)) });
   const app = await startApp({ fixtures: ['demo.ndjson'], keep: true, logger });
+  t.teardown(() => rmSync(app.dir, { recursive: true, force: true }));
   const texts = async (target: TestApp) =>
     Promise.all(
       ['/api/shifts/?limit=100', '/api/opportunities/?limit=100', '/api/profiles/?limit=3'].flatMap((url) =>
