@@ -7,7 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { open } from 'lmdb';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { startOfLog } from '../src/eventstore/port.js';
 import { eventStoreContract } from './eventstore-contract.js';
@@ -44,6 +44,18 @@ eventStoreContract(
   },
   { atomicAppendMany: true },
 );
+
+/** A log in a temporary directory, closed and removed after the test. */
+function openTemporary(t: Test, options?: Parameters<typeof EmbeddedEventStore.open>[1]): EmbeddedEventStore {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const store = EmbeddedEventStore.open(join(dir.dir, 'log'), options);
+  t.teardown(() => store.close());
+  return store;
+}
+
+/** An event numbered `i`, with an id of its own. */
+const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
 
 /** Holds the log's write lock for LOCK_MS, as a long import chunk of `vm-api import` does; says "locked" inside. */
 const LOCK_MS = 1500;
@@ -100,11 +112,7 @@ t.test('a refused append writes nothing, also when others share its transaction'
 });
 
 t.test('after letting go of the pages it read, the log reads, appends and is followed as before', async (t) => {
-  const dir = tempDir('vm-store-');
-  t.teardown(dir.remove);
-  const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
-  t.teardown(() => store.close());
-  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const store = openTemporary(t);
   await store.appendMany(Array.from({ length: 50 }, (_, i) => ({ stream: `s-${i}`, events: [event(i)] })));
   const before = await store.readAll(startOfLog, 100);
   await store.releaseReadPages();
@@ -120,17 +128,13 @@ t.test('after letting go of the pages it read, the log reads, appends and is fol
 });
 
 t.test('a subscription lets go of the pages it read every releaseEvery events, while appends and reads go on', async (t) => {
-  const dir = tempDir('vm-store-');
-  t.teardown(dir.remove);
-  const store = EmbeddedEventStore.open(join(dir.dir, 'log'), { releaseEvery: 25, pollIntervalMs: 5 });
-  t.teardown(() => store.close());
+  const store = openTemporary(t, { releaseEvery: 25, pollIntervalMs: 5 });
   let released = 0;
   const release = store.releaseReadPages.bind(store);
   store.releaseReadPages = async () => {
     released++;
     return release();
   };
-  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
   const seen: number[] = [];
   // A slow reader: its batches leave time for the appends and reads below to meet a release.
   const subscription = store.subscribe(startOfLog, {
@@ -164,7 +168,6 @@ t.test('a subscription lets go of the pages it read every releaseEvery events, w
 t.test('idempotency within a stream holds across a reopen, for first and later events alike', async (t) => {
   const dir = tempDir('vm-store-');
   t.teardown(dir.remove);
-  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
   const [first, second, third] = [event(0), event(1), event(2)];
   let store = EmbeddedEventStore.open(join(dir.dir, 'log'));
   await store.appendMany([{ stream: 's', events: [first, second] }, { stream: 'other', events: [event(9)] }]);
@@ -212,11 +215,7 @@ t.test("a log written before the per-stream index: its events' ids are still kno
 });
 
 t.test('appendMany takes the revisions a caller knows while the head is where it saw it, and looks them up once it moved', async (t) => {
-  const dir = tempDir('vm-store-');
-  t.teardown(dir.remove);
-  const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
-  t.teardown(() => store.close());
-  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const store = openTemporary(t);
   const { position: seen } = await store.appendMany([{ stream: 'a', events: [event(0)] }]);
   const known = await store.appendMany(
     [
@@ -252,11 +251,7 @@ t.test('appendMany takes the revisions a caller knows while the head is where it
 });
 
 t.test("appendMany's taken revisions: the stream entries it puts in key order at the end are seen by a look-up in the same batch and kept", async (t) => {
-  const dir = tempDir('vm-store-');
-  t.teardown(dir.remove);
-  const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
-  t.teardown(() => store.close());
-  const event = (i: number) => ({ id: randomUUID(), type: 'CategoryCreated', data: { i } });
+  const store = openTemporary(t);
   const { position: seen } = await store.appendMany([{ stream: 'z', events: [event(0)] }]);
   const [e1, e2, e3, e4, e5] = [1, 2, 3, 4, 5].map(event);
   const result = await store.appendMany(
