@@ -84,10 +84,10 @@ const prepared = queries.map((q) => {
   search(table, query, offsetOf(query), query.limit, model, def.groups);
   return { def, schema, table, count, paged, query };
 });
-// What those searches wanted made in the background (rank matrices), made now.
+// What those searches wanted made in the background (rank matrices, zone maps), made now, with the rest of the background's work.
 const building = performance.now();
 finishBackgroundWork(model);
-console.log(`rank matrices made in ${Math.round(performance.now() - building)} ms; held: ${Math.round(model.rankBytes() / 2 ** 20)} MB`);
+console.log(`background work finished in ${Math.round(performance.now() - building)} ms; rank matrices held: ${Math.round(model.rankBytes() / 2 ** 20)} MB`);
 
 const timings: Timing[] = [];
 // Besides the search: the other stages a server pays per request (parsing, the page's JSON, the envelope), in µs.

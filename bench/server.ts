@@ -63,7 +63,7 @@ server.addHook('onSend', async (_request, reply) => {
   reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);
 });
 server.get('/bench/rss', async () => ({ rss: process.memoryUsage().rss }));
-// Make now what searches wanted made in the background (rank matrices), for a measurement of the steady state.
+// Do now what the background would (rank matrices and zone maps searches wanted, symbol codes), for a measurement of the steady state.
 server.get('/bench/settle', async () => {
   const t0 = performance.now();
   finishBackgroundWork(runtime.model);

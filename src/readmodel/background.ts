@@ -14,7 +14,10 @@ function workUntil(model: ReadModel, deadline: number): boolean {
   return model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.makeZoneMaps(deadline) || model.buildRanks(deadline);
 }
 
-/** Do now, to the end, what the background would do a slice at a time (benchmarks of the steady state). */
+/**
+ * Do now what the background would do a slice at a time (benchmarks of the steady state): all of it but a growth
+ * ahead of need, whose allocations are paced (it goes on in the background).
+ */
 export function finishBackgroundWork(model: ReadModel): void {
   while (workUntil(model, Infinity));
 }

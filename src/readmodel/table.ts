@@ -460,7 +460,7 @@ export class Table<R extends Identified> implements RowSource {
     if (row >= this.capacity) {
       // The growth begun in the background, finished now, or a new one.
       this.next ??= this.growth(this.grownCapacity());
-      while (this.growStep(false) !== 'taken');
+      this.finishGrowth();
     }
     this.records.push(undefined);
     return row;
@@ -525,6 +525,11 @@ export class Table<R extends Identified> implements RowSource {
   /** Room for rows below `capacity`, at once (a growth under way is dropped). */
   private grow(capacity: number): void {
     this.next = this.growth(capacity);
+    this.finishGrowth();
+  }
+
+  /** The growth under way, every step now, unpaced. */
+  private finishGrowth(): void {
     while (this.growStep(false) !== 'taken');
   }
 
