@@ -274,6 +274,64 @@ t.test("appendMany's taken revisions: the stream entries it puts in key order at
   t.same(await store.append('b', [event(6)], 1), { nextRevision: 2, position: { commit: 7n, prepare: 7n } }, 'and b goes on at revision 2');
 });
 
+t.test("an import's put-off stream entries: its streams read, looked up and appended to as if they were written, then written once", async (t) => {
+  const store = openTemporary(t);
+  const { position: seen } = await store.appendMany([{ stream: 'a', events: [event(0)] }]);
+  const first = await store.appendMany(
+    [
+      { stream: 'a', events: [event(1)], knownRevision: 0 },
+      { stream: 'b', events: [event(2), event(3)], knownRevision: -1 },
+    ],
+    { asOf: seen!, deferStreamEntries: true },
+  );
+  const second = await store.appendMany([{ stream: 'c', events: [event(4)], knownRevision: -1 }], { asOf: first.position!, deferStreamEntries: true });
+  t.equal(second.tookKnown, true, 'taken, and put off');
+  t.same((await store.readStream('a')).map((e) => [e.revision, e.data]), [[0, { i: 0 }], [1, { i: 1 }]], 'a: its written event, then its put-off one');
+  t.same((await store.readStream('b', 1)).map((e) => e.data), [{ i: 3 }], 'b from revision 1');
+  t.same((await store.readStream('c')).map((e) => e.revision), [0]);
+  // An append looks b up: the entries are written first, and b goes on at revision 2.
+  t.same(await store.append('b', [event(5)], 1), { nextRevision: 2, position: { commit: 6n, prepare: 6n } });
+  const b3 = (await store.readStream('b'))[1]!;
+  t.same(await store.append('b', [{ id: b3.id, type: b3.type, data: b3.data }]), { nextRevision: 1, position: { commit: 4n, prepare: 4n } }, "b's second event again appends nothing (answered as its append was): its id is in the stream's index");
+  // Put off again after that, then written by indexStreams: each stream as before, and nothing lags.
+  const third = await store.appendMany([{ stream: 'c', events: [event(6)], knownRevision: 0 }], { asOf: { commit: 6n, prepare: 6n }, deferStreamEntries: true });
+  t.equal(third.tookKnown, true);
+  await store.indexStreams();
+  t.same((await store.readStream('c')).map((e) => [e.revision, e.data]), [[0, { i: 4 }], [1, { i: 6 }]]);
+  t.same((await store.readStream('b')).map((e) => e.revision), [0, 1, 2]);
+  t.same(await store.append('c', [event(8)], 1), { nextRevision: 2, position: { commit: 8n, prepare: 8n } });
+});
+
+t.test('a process killed with stream entries put off: another reads its streams, and its next append writes the entries', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const logPath = join(dir.dir, 'log');
+  // The other process appends 300 events to 100 streams with their entries put off, and dies without writing them.
+  await run(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `const { EmbeddedEventStore } = await import(${JSON.stringify(EMBEDDED)});
+const store = EmbeddedEventStore.open(process.argv[1]);
+let asOf = await store.head();
+for (let round = 0; round < 3; round++) {
+  const appends = Array.from({ length: 100 }, (_, s) => ({ stream: 's-' + s, events: [{ id: crypto.randomUUID(), type: 'CategoryCreated', data: { s, round } }], knownRevision: round - 1 }));
+  asOf = (await store.appendMany(appends, { asOf, deferStreamEntries: true })).position;
+}
+process.exit(0);`,
+    logPath,
+  ]);
+  const store = EmbeddedEventStore.open(logPath);
+  t.teardown(() => store.close());
+  t.same((await store.readStream('s-7')).map((e) => [e.revision, e.data]), [0, 1, 2].map((round) => [round, { s: 7, round }]), 'read from the events past the written entries');
+  const last = (await store.readStream('s-9'))[2]!;
+  t.same(await store.append('s-9', [{ id: last.id, type: last.type, data: last.data }]), { nextRevision: 2, position: last.position }, 'an id put off is still known: nothing appended');
+  t.same(await store.append('s-9', [event(1)], 2), { nextRevision: 3, position: { commit: 301n, prepare: 301n } }, 'and the stream goes on at its revision');
+  const entries = open({ path: logPath, readOnly: true });
+  t.teardown(() => entries.close());
+  t.equal(entries.openDB({ name: 'streams' }).getKeysCount(), 301, 'every event has its entry now');
+  t.equal(entries.openDB<number, string>({ name: 'meta' }).get('indexed'), undefined, 'and nothing lags');
+});
+
 t.test('the log knows when another process has it open (LMDB’s reader table), and forgets one that has died', async (t) => {
   const dir = tempDir('vm-store-');
   t.teardown(dir.remove);

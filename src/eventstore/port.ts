@@ -68,6 +68,12 @@ export interface AppendManyOptions {
    * for the ids, instead of looking each stream up.
    */
   readonly asOf?: Position;
+  /**
+   * When the known revisions are taken: the store may put off writing what finds the events by stream (the
+   * embedded log's stream entries) until `indexStreams`, for an import that has the log to itself. Every read or
+   * append of the store still sees the events by stream meanwhile, only slower.
+   */
+  readonly deferStreamEntries?: boolean;
 }
 
 export interface AppendManyResult {
@@ -134,6 +140,8 @@ export interface EventStore {
   subscribe(from: Position, handler: SubscriptionHandler): Subscription;
   /** Let go of memory that holds what was read, if the store keeps any (the embedded log: its mapped pages). */
   releaseReadPages?(): Promise<void>;
+  /** Write what appends with `deferStreamEntries` put off. */
+  indexStreams?(): Promise<void>;
   /** Whether another process has the log open now (the embedded log: LMDB's reader table), when the store can tell. */
   openElsewhere?(): boolean;
   close(): Promise<void>;

@@ -121,9 +121,9 @@ export interface ImportResult {
   skipped: number;
 }
 
-/** How far an import is: the log read for references, lines read and checked, or events appended (of `total`, when known). */
+/** How far an import is: the log read for references, lines read and checked, events appended, or their stream entries written (of `total`, when known). */
 export interface ImportProgress {
-  readonly phase: 'checking' | 'reading' | 'appending';
+  readonly phase: 'checking' | 'reading' | 'appending' | 'indexing';
   readonly done: number;
   readonly total?: number;
 }
@@ -231,6 +231,8 @@ async function importChecked(
 ): Promise<ImportResult> {
   const { onProgress, chunk = Number.POSITIVE_INFINITY } = options;
   const spool = options.spool ?? memorySpool<SpooledEvent>();
+  /** Events appended whose stream entries the store put off (deferStreamEntries). */
+  let deferred = 0;
   try {
     const release = async () => {
       if (options.ownsStore) await store.releaseReadPages?.();
@@ -270,11 +272,14 @@ async function importChecked(
       const started = performance.now();
       const taken = { n: 0 };
       let result: AppendManyResult;
+      // Alone, the stream entries wait for the end (indexStreams): one sorted write of them all.
+      const defer = alone();
       try {
-        result = await store.appendMany(chunkOf(size, asOf !== undefined, taken), asOf === undefined ? {} : { asOf });
+        result = await store.appendMany(chunkOf(size, asOf !== undefined, taken), asOf === undefined ? {} : { asOf, deferStreamEntries: defer });
       } catch (error) {
         throw new ImportAppendError(file, appended, fresh, error);
       }
+      if (defer && result.tookKnown) deferred += taken.n;
       // Another process appended since: what the import knows of the streams may be stale, so it knows nothing more.
       asOf = result.tookKnown ? result.position : undefined;
       const took = performance.now() - started;
@@ -292,6 +297,13 @@ async function importChecked(
     return { appended, skipped };
   } finally {
     spool.dispose();
+    // What the appends put off, written even when one failed (the chunks before it are in the log). Should this fail
+    // too, the log says from where its entries lag, and the next append to it writes them: nothing is lost.
+    if (deferred > 0) {
+      onProgress?.({ phase: 'indexing', done: 0, total: deferred });
+      await store.indexStreams?.().catch(() => undefined);
+      onProgress?.({ phase: 'indexing', done: deferred, total: deferred });
+    }
   }
 }
 
