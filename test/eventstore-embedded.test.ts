@@ -293,13 +293,24 @@ t.test("an import's put-off stream entries: its streams read, looked up and appe
   t.same(await store.append('b', [event(5)], 1), { nextRevision: 2, position: { commit: 6n, prepare: 6n } });
   const b3 = (await store.readStream('b'))[1]!;
   t.same(await store.append('b', [{ id: b3.id, type: b3.type, data: b3.data }]), { nextRevision: 1, position: { commit: 4n, prepare: 4n } }, "b's second event again appends nothing (answered as its append was): its id is in the stream's index");
-  // Put off again after that, then written by indexStreams: each stream as before, and nothing lags.
-  const third = await store.appendMany([{ stream: 'c', events: [event(6)], knownRevision: 0 }], { asOf: { commit: 6n, prepare: 6n }, deferStreamEntries: true });
+  // Put off again after that, then written by indexStreams (a transaction per two entries here): each stream as
+  // before, and nothing lags.
+  const third = await store.appendMany(
+    [
+      { stream: 'c', events: [event(6)], knownRevision: 0 },
+      { stream: 'd', events: [event(9), event(10), event(11)], knownRevision: -1 },
+    ],
+    { asOf: { commit: 6n, prepare: 6n }, deferStreamEntries: true },
+  );
   t.equal(third.tookKnown, true);
+  const slice = EmbeddedEventStore.indexSlice;
+  EmbeddedEventStore.indexSlice = 2;
+  t.teardown(() => void (EmbeddedEventStore.indexSlice = slice));
   await store.indexStreams();
+  t.same((await store.readStream('d')).map((e) => [e.revision, e.data]), [[0, { i: 9 }], [1, { i: 10 }], [2, { i: 11 }]]);
   t.same((await store.readStream('c')).map((e) => [e.revision, e.data]), [[0, { i: 4 }], [1, { i: 6 }]]);
   t.same((await store.readStream('b')).map((e) => e.revision), [0, 1, 2]);
-  t.same(await store.append('c', [event(8)], 1), { nextRevision: 2, position: { commit: 8n, prepare: 8n } });
+  t.same(await store.append('c', [event(8)], 1), { nextRevision: 2, position: { commit: 11n, prepare: 11n } });
 });
 
 t.test('a process killed with stream entries put off: another reads its streams, and its next append writes the entries', async (t) => {

@@ -6,14 +6,15 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { readdirSync, writeFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
-import type { EventStore } from '../src/eventstore/port.js';
-import { ImportError, importEvents } from '../src/importer/import.js';
+import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
+import { type EventStore, startOfLog } from '../src/eventstore/port.js';
+import { ImportError, importEvents, importFile } from '../src/importer/import.js';
 import { fileLines } from '../src/importer/lines.js';
 import { fileSpool } from '../src/importer/spool.js';
-import { startApp, tempDir } from './helpers.js';
+import { ROOT, startApp, tempDir } from './helpers.js';
 
 /** The demo's Riverside institution. */
 const riverside = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
@@ -45,10 +46,10 @@ t.test('a file spool gives back every item in order, and its file goes with disp
   const spool = fileSpool<{ i: number; text: string }>(temp.dir);
   // Over the spool's 4 MB write buffer, with multi-byte characters and line breaks in values.
   const items = Array.from({ length: 60_000 }, (_, i) => ({ i, text: `Zoë\n${'x'.repeat(i % 200)}` }));
-  for (const item of items) spool.write(item);
+  for (const item of items) spool.write(JSON.stringify(item));
   t.equal(readdirSync(temp.dir).filter((name) => name.endsWith('.spool')).length, 1, 'one file while in use');
   t.same([...spool.items()], items);
-  t.throws(() => spool.write({ i: -1, text: 'late' }), /no longer written/, 'written once, then read');
+  t.throws(() => spool.write(JSON.stringify({ i: -1, text: 'late' })), /no longer written/, 'written once, then read');
   spool.dispose();
   t.same(readdirSync(temp.dir), [], 'no file once disposed');
 });
@@ -215,4 +216,61 @@ t.test("an import that owns its store lets go of the log's pages once it has rea
   released.length = 0;
   t.same(await importEvents(store, 'more.ndjson', newCategories(3000)), { appended: 3000, skipped: 0 });
   t.same(released, [], 'an import into a shared store (a server’s) never does');
+});
+
+t.test("a big file's lines checked on worker threads: the same events appended, and the same problems found, as on this thread", async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const demo = readFileSync(join(ROOT, 'fixtures', 'demo.ndjson'), 'utf8').trimEnd().split('\n');
+  const category = (i: number, withId = true) =>
+    JSON.stringify({ type: 'CategoryCreated', ...(withId ? { id: randomUUID() } : {}), data: { institution_id: riverside, occurred_at: '2026-10-01T10:00:00Z', category_id: randomUUID(), title: `C${i}`, description: '' } });
+  // Past two batches of 2,000 lines: blank lines, and lines without an id, one of them twice (derived ids 0 and 1).
+  const renamed = randomUUID();
+  const twice = JSON.stringify({ type: 'CategoryUpdated', data: { institution_id: riverside, occurred_at: '2026-10-02T10:00:00Z', category_id: renamed, title: 'Renamed' } });
+  const lines = [
+    ...demo,
+    JSON.stringify({ type: 'CategoryCreated', data: { institution_id: riverside, occurred_at: '2026-10-01T10:00:00Z', category_id: renamed, title: 'R', description: '' } }),
+    ...Array.from({ length: 4_600 }, (_, i) => (i % 997 === 0 ? '' : category(i, i % 5 !== 0))),
+    twice,
+    twice,
+  ];
+  const good = join(temp.dir, 'good.ndjson');
+  writeFileSync(good, lines.join('\n'));
+  const logged = async (name: string, options: Parameters<typeof importFile>[2]) => {
+    const store = EmbeddedEventStore.open(join(temp.dir, name));
+    try {
+      const result = await importFile(store, good, options);
+      return { result, events: (await store.readAll(startOfLog, 100_000)).map(({ id, type, stream, data }) => ({ id, type, stream, data })) };
+    } finally {
+      await store.close();
+    }
+  };
+  const here = await logged('here', { lineWorkersFrom: Number.POSITIVE_INFINITY });
+  const onWorkers = await logged('workers', { lineWorkersFrom: 0, lineWorkers: 3 });
+  t.equal(here.result.appended, lines.filter((line) => line !== '').length, 'every line appended');
+  t.same(onWorkers, here, 'the same events, in the same order, with the same ids (derived ones included)');
+
+  // Problems in different batches: not JSON, a schema's, a reference's.
+  const bad = join(temp.dir, 'bad.ndjson');
+  const broken = [...lines];
+  broken[10] = '{not json';
+  broken[2_500] = JSON.stringify({ type: 'CategoryCreated', data: { institution_id: riverside } });
+  broken[4_200] = category(0).replace(riverside, randomUUID());
+  writeFileSync(bad, broken.join('\n'));
+  const problems = async (options: Parameters<typeof importFile>[2]) => {
+    const dir = tempDir();
+    const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
+    try {
+      await importFile(store, bad, options);
+      return undefined;
+    } catch (error) {
+      return error instanceof ImportError ? error.problems : error;
+    } finally {
+      await store.close();
+      dir.remove();
+    }
+  };
+  const found = await problems({ lineWorkersFrom: Number.POSITIVE_INFINITY });
+  t.ok(Array.isArray(found) && found.length > 1, 'the file is refused');
+  t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2 }), found, 'the same problems, by line');
 });

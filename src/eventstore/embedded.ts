@@ -166,9 +166,12 @@ export class EmbeddedEventStore implements EventStore {
   /** Every event's position by id, in logs written by earlier versions (nothing is added to it). */
   private legacyIds!: Database<number, string>;
   private meta!: Database<number, string>;
+  /** Stream entries `indexStreams` writes a transaction, at most (see there; tests lower it). */
+  static indexSlice = 500_000;
   private readonly appended = new EventEmitter();
-  /** Stream entries this process's appends put off (deferStreamEntries), in log order, not yet written. */
+  /** Stream entries this process's appends put off (deferStreamEntries), not yet written, and the first one's position. */
   private deferred: StreamEntry[] = [];
+  private deferredFrom: number | undefined;
   private readonly pollIntervalMs: number;
   private readonly releaseEvery: number;
   private readonly readOnly: boolean;
@@ -295,6 +298,7 @@ export class EmbeddedEventStore implements EventStore {
       const defer = tookKnown && options.deferStreamEntries === true;
       if (defer) {
         if (this.meta.get(INDEXED) === undefined) this.meta.put(INDEXED, log.head);
+        this.deferredFrom ??= log.head + 1;
       } else this.indexLagging(log.head);
       let position: number | undefined;
       const later: StreamEntry[] | undefined = defer ? this.deferred : tookKnown ? [] : undefined;
@@ -397,12 +401,14 @@ export class EmbeddedEventStore implements EventStore {
     if (indexed === undefined) {
       // Another process wrote them, this process's included.
       this.deferred = [];
+      this.deferredFrom = undefined;
       return;
     }
     const held = this.deferred;
+    const firstHeld = this.deferredFrom ?? head + 1;
     this.deferred = [];
-    const firstHeld = held[0]?.position ?? head + 1;
-    const entries = held.length > 0 && held[0]!.position <= indexed ? held.filter((e) => e.position > indexed) : held;
+    this.deferredFrom = undefined;
+    const entries = firstHeld <= indexed ? held.filter((e) => e.position > indexed) : held;
     for (const { key, value } of this.events.getRange({ start: indexed + 1, end: firstHeld })) {
       entries.push({ stream: value.stream, revision: value.revision, id: value.id, position: key });
     }
@@ -422,11 +428,26 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   /**
-   * Write the stream entries put off by this process's appends (`deferStreamEntries`), and any others that lag, in
-   * one transaction; an import calls it once its appends are done.
+   * Write the stream entries put off by this process's appends (`deferStreamEntries`), and any others that lag; an
+   * import calls it once its appends are done. In slices of the key order, a transaction each: a transaction holds
+   * a copy of every page it changes until it commits, and the entries of an import touch nearly every leaf of the
+   * tables (at 1.77M entries in one transaction, the import's resident memory rose from 0.9 to 1.3 GB as it ran).
    */
   async indexStreams(): Promise<void> {
-    await this.use(() => this.root.transactionSync(() => this.indexLagging(this.meta.get(HEAD) ?? 0)));
+    await this.use(() => {
+      if (this.deferred.length > EmbeddedEventStore.indexSlice) {
+        const ordered = inKeyOrder(this.deferred);
+        const last = Math.floor((ordered.length - 1) / EmbeddedEventStore.indexSlice) * EmbeddedEventStore.indexSlice;
+        for (let from = 0; from < last; from += EmbeddedEventStore.indexSlice) {
+          const slice = ordered.slice(from, from + EmbeddedEventStore.indexSlice);
+          // (Unless another process has written them all meanwhile.)
+          this.root.transactionSync(() => this.meta.get(INDEXED) !== undefined && this.putStreamEntries(slice));
+        }
+        // The last slice with any entries that lag before this process's, and 'indexed' gone, in one transaction.
+        this.deferred = ordered.slice(last);
+      }
+      this.root.transactionSync(() => this.indexLagging(this.meta.get(HEAD) ?? 0));
+    });
   }
 
   /** Where an existing stream holds an event id: its position, or undefined when the stream does not hold it. */

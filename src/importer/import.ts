@@ -11,22 +11,24 @@
  * passed does the second append the spool, in chunks of one transaction
  * each. The spool holds events as they will be appended (validated,
  * normalized, with their stream), so nothing is parsed by zod twice.
+ *
+ * A big file's lines are parsed and checked on worker threads (line-workers.ts)
+ * while this thread reads the log, then takes their results in file order
+ * and checks them against it: ids, references, what each line's event needs.
  */
-import { z } from 'zod';
-import { type DomainEvent, domainEvent, eventSchemas, id, isEventType, streamOf } from '../events/catalog.js';
+import { statSync } from 'node:fs';
+import { availableParallelism } from 'node:os';
+import { type DomainEvent, domainEvent } from '../events/catalog.js';
 import { type AppendManyResult, type EventStore, type Position, type StreamAppend, startOfLog } from '../eventstore/port.js';
 import { EventIds } from './event-ids.js';
+import { checkedLine, checkLine, type ImportProblem, type LineResult, spooledJson } from './line-check.js';
+import { checkedLineBatches } from './line-workers.js';
 import { fileLines } from './lines.js';
 import { ReferenceDirectory } from './references.js';
 import { type Spool, memorySpool } from './spool.js';
 import { StreamRevisions } from './stream-revisions.js';
 
-export interface ImportProblem {
-  /** 1-based line number (0 for the file as a whole). */
-  line: number;
-  field: string;
-  message: string;
-}
+export type { ImportProblem } from './line-check.js';
 
 export class ImportError extends Error {
   constructor(
@@ -66,54 +68,28 @@ export class ImportAppendError extends Error {
   }
 }
 
-const lineSchema = z.strictObject({ type: z.string(), data: z.unknown(), id: id.optional() });
-
 export interface ParsedLine {
   line: number;
   eventId: string;
   event: DomainEvent;
 }
 
-/** A line whose schema is wrong: what is wrong with it. */
-interface RefusedLine {
-  line: number;
-  problems: ImportProblem[];
-}
+/** Lines' results a batch at a time, in file order. */
+type LineBatches = AsyncIterable<readonly LineResult[]>;
 
-const fieldOf = (path: readonly PropertyKey[]) => path.map(String).join('.');
-
-/** Each line parsed and its schema checked, its id given or derived (`ids`); references are checked later, against the log. */
-function* parseLines(rows: Iterable<string>, ids: EventIds): Generator<ParsedLine | RefusedLine> {
+/** Each line checked on this thread (blank ones left out), in batches. */
+async function* checkedHere(rows: Iterable<string>): LineBatches {
   let line = 0;
+  let batch: LineResult[] = [];
   for (const row of rows) {
-    line++;
-    const raw = row.trim();
-    if (raw === '') continue;
-    let json: unknown;
-    try {
-      json = JSON.parse(raw);
-    } catch {
-      yield { line, problems: [{ line, field: '', message: 'not valid JSON' }] };
-      continue;
+    const result = checkLine(row, ++line);
+    if (result !== undefined) batch.push(result);
+    if (batch.length === 1000) {
+      yield batch;
+      batch = [];
     }
-    const envelope = lineSchema.safeParse(json);
-    if (!envelope.success) {
-      yield { line, problems: envelope.error.issues.map((issue) => ({ line, field: fieldOf(issue.path), message: issue.message })) };
-      continue;
-    }
-    const { type, data } = envelope.data;
-    if (!isEventType(type)) {
-      yield { line, problems: [{ line, field: 'type', message: `unknown event type ${JSON.stringify(type)}` }] };
-      continue;
-    }
-    const parsed = eventSchemas[type].safeParse(data);
-    if (!parsed.success) {
-      yield { line, problems: parsed.error.issues.map((issue) => ({ line, field: fieldOf(['data', ...issue.path]), message: issue.message })) };
-      continue;
-    }
-    const event = { type, data: parsed.data } as DomainEvent;
-    yield { line, eventId: envelope.data.id ?? ids.derive(raw), event };
   }
+  if (batch.length > 0) yield batch;
 }
 
 export interface ImportResult {
@@ -146,6 +122,10 @@ export interface ImportOptions {
   ownsStore?: boolean;
   /** Events appended between two such releases (RELEASE_EVERY unless given). */
   releaseEvery?: number;
+  /** importFile: the file size from which its lines are checked on worker threads (LINE_WORKERS_FROM_BYTES unless given). */
+  lineWorkersFrom?: number;
+  /** importFile: how many worker threads check a big file's lines (as many as the cores, 2 to 4, unless given). */
+  lineWorkers?: number;
 }
 
 /** Problems kept to report (the rest are counted). */
@@ -198,14 +178,31 @@ const PAUSE_MS = 5;
  */
 const RELEASE_EVERY = 25_000;
 
+/**
+ * From this size on, a file's lines are checked on worker threads (`lineWorkers`): starting them and loading the
+ * schemas there costs about what checking 10,000 lines here does.
+ */
+const LINE_WORKERS_FROM_BYTES = 4 * 2 ** 20;
+
+/** Worker threads a big file's lines are checked on: as many as the cores, at most 4, and 2 on a machine of one. */
+const defaultLineWorkers = () => Math.min(4, Math.max(2, availableParallelism()));
+
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
 export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, (ids) => parseLines(text.split('\n'), ids), options);
+  return importChecked(store, file, checkedHere(text.split('\n')), options);
 }
 
-/** importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then. */
+/**
+ * importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then.
+ * A big file's lines are checked on worker threads while this one reads the log and checks their results against it.
+ */
 export function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, (ids) => parseLines(counted(fileLines(file), options.onProgress), ids), options);
+  const { onProgress, lineWorkersFrom = LINE_WORKERS_FROM_BYTES, lineWorkers = defaultLineWorkers() } = options;
+  const lines =
+    statSync(file).size >= lineWorkersFrom
+      ? checkedLineBatches(file, lineWorkers, (done) => onProgress?.({ phase: 'reading', done }))
+      : checkedHere(counted(fileLines(file), onProgress));
+  return importChecked(store, file, lines, options);
 }
 
 /** The rows, telling `onProgress` every 10,000 how many have been read. */
@@ -219,16 +216,14 @@ function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefin
 
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
 export function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, () => lines, options);
+  const results = (async function* () {
+    yield lines.map(({ line, eventId, event }) => checkedLine(line, eventId, undefined, event));
+  })();
+  return importChecked(store, file, results, options);
 }
 
-/** `lines` are read once the log's ids are known: a line without an id has it derived from them. */
-async function importChecked(
-  store: EventStore,
-  file: string,
-  lines: (ids: EventIds) => Iterable<ParsedLine | RefusedLine>,
-  options: ImportOptions,
-): Promise<ImportResult> {
+/** `lines` are taken once the log is read: a line without an id has it derived from the log's ids. */
+async function importChecked(store: EventStore, file: string, lines: LineBatches, options: ImportOptions): Promise<ImportResult> {
   const { onProgress, chunk = Number.POSITIVE_INFINITY } = options;
   const spool = options.spool ?? memorySpool<SpooledEvent>();
   /** Events appended whose stream entries the store put off (deferStreamEntries). */
@@ -315,14 +310,14 @@ async function checkAgainstLog(
   store: EventStore,
   file: string,
   spool: Spool<SpooledEvent>,
-  lines: (ids: EventIds) => Iterable<ParsedLine | RefusedLine>,
+  lines: LineBatches,
   onProgress: OnImportProgress | undefined,
   readMore: (n: number) => Promise<void>,
   logRead: () => Promise<void>,
 ) {
   const { ids, directory, revisions, head } = await whatTheLogHolds(store, onProgress, readMore);
   await logRead();
-  return { ...checkInto(spool, file, lines(ids), ids, directory), revisions, head };
+  return { ...(await checkInto(spool, file, lines, ids, directory)), revisions, head };
 }
 
 /** An event as spooled: checked, with its stream. */
@@ -379,32 +374,35 @@ async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress |
  * refer to nothing) and spool the events not yet in the log; throws
  * ImportError when any line is wrong.
  */
-function checkInto(
+async function checkInto(
   spool: Spool<SpooledEvent>,
   file: string,
-  lines: Iterable<ParsedLine | RefusedLine>,
+  lines: LineBatches,
   ids: EventIds,
   directory: ReferenceDirectory,
-): { fresh: number; skipped: number } {
+): Promise<{ fresh: number; skipped: number }> {
   const refused = new Problems();
   const unresolved = new Problems();
   let fresh = 0;
   let skipped = 0;
-  for (const parsed of lines) {
-    if ('problems' in parsed) {
-      refused.add(parsed.problems);
-      continue;
+  for await (const batch of lines) {
+    for (const parsed of batch) {
+      if ('problems' in parsed) {
+        refused.add(parsed.problems);
+        continue;
+      }
+      const eventId = parsed.id ?? ids.derive(parsed.raw!);
+      if (ids.metBefore(eventId)) {
+        skipped++;
+        continue;
+      }
+      if (refused.count > 0) continue;
+      const { line } = parsed;
+      unresolved.add(directory.checkFacts(parsed.facts).map((p) => ({ line, field: `data.${p.field}`, message: p.message })));
+      if (unresolved.count > 0) continue;
+      spool.write(spooledJson(parsed.body, eventId));
+      fresh++;
     }
-    if (ids.metBefore(parsed.eventId)) {
-      skipped++;
-      continue;
-    }
-    if (refused.count > 0) continue;
-    const { line, event, eventId } = parsed;
-    unresolved.add(directory.check(event).map((p) => ({ line, field: `data.${p.field}`, message: p.message })));
-    if (unresolved.count > 0) continue;
-    spool.write({ stream: streamOf(event), id: eventId, type: event.type, data: event.data });
-    fresh++;
   }
   refused.throwIfAny(file);
   unresolved.throwIfAny(file);

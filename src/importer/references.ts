@@ -68,13 +68,13 @@ class Entities {
   }
 }
 
-interface Ref {
+export interface Ref {
   field: string;
   kind: EntityKind;
   id: string;
 }
 
-interface Effects {
+export interface Effects {
   creates?: Ref;
   refs: Ref[];
   ends?: Ref;
@@ -215,6 +215,25 @@ function valueProblems(event: DomainEvent): ReferenceProblem[] {
   return [];
 }
 
+/**
+ * What checking an event against the directory reads of it: made where the line is parsed (an import's worker
+ * threads), so that the check needs no more than these few strings.
+ */
+export interface EventFacts {
+  readonly type: DomainEvent['type'];
+  readonly institution: string;
+  readonly effects: Effects;
+  /** What is wrong within the event itself (valueProblems). */
+  readonly problems: readonly ReferenceProblem[];
+  /** An issued key's data (the key ledger checks it). */
+  readonly key?: Extract<DomainEvent, { type: 'ApiKeyIssued' }>['data'];
+}
+
+export function factsOf(event: DomainEvent): EventFacts {
+  const facts = { type: event.type, institution: event.data.institution_id, effects: effectsOf(event), problems: valueProblems(event) };
+  return event.type === 'ApiKeyIssued' ? { ...facts, key: event.data } : facts;
+}
+
 export class ReferenceDirectory {
   private readonly entities = new Entities();
   private readonly keys = new KeyLedger();
@@ -228,21 +247,24 @@ export class ReferenceDirectory {
   record(event: DomainEvent): void {
     if (event.type === 'ApiKeyIssued' && this.keys.issue(event.data) !== undefined) return;
     if (event.type === 'InstitutionRegistered' && this.entities.get(event.data.institution_id)?.kind === 'institution') return;
-    this.fold(event, effectsOf(event));
+    this.fold(event.data.institution_id, effectsOf(event));
   }
 
   /** Check an event against the directory; fold it in when it passes. */
   check(event: DomainEvent): ReferenceProblem[] {
-    const effects = effectsOf(event);
-    const institution = event.data.institution_id;
-    const problems: ReferenceProblem[] = [...valueProblems(event)];
-    if (event.type !== 'InstitutionRegistered') {
+    return this.checkFacts(factsOf(event));
+  }
+
+  /** `check`, of what an event's facts say (see factsOf). */
+  checkFacts({ type, institution, effects, problems: own, key }: EventFacts): ReferenceProblem[] {
+    const problems: ReferenceProblem[] = [...own];
+    if (type !== 'InstitutionRegistered') {
       const owner = this.entities.get(institution);
       if (!owner || owner.kind !== 'institution') {
         problems.push({ field: 'institution_id', message: `unknown institution ${institution}` });
       }
     }
-    const keyRefusal = event.type === 'ApiKeyIssued' ? this.keys.refusal(event.data) : undefined;
+    const keyRefusal = key !== undefined ? this.keys.refusal(key) : undefined;
     if (keyRefusal) problems.push(keyRefusal);
     else if (effects.creates) {
       const existing = this.entities.get(effects.creates.id);
@@ -259,14 +281,13 @@ export class ReferenceDirectory {
       }
     }
     if (problems.length === 0) {
-      if (event.type === 'ApiKeyIssued') this.keys.record(event.data);
-      this.fold(event, effects);
+      if (key !== undefined) this.keys.record(key);
+      this.fold(institution, effects);
     }
     return problems;
   }
 
-  private fold(event: DomainEvent, effects: Effects): void {
-    const institution = event.data.institution_id;
+  private fold(institution: string, effects: Effects): void {
     const made = effects.creates;
     if (made) this.entities.add(made.id, made.kind, institution);
     if (effects.ends) this.entities.end(effects.ends.id);

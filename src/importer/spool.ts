@@ -1,8 +1,9 @@
 /**
  * Where an import keeps its checked events between the check and the
- * append: items written once, then read back once in order. In memory for
- * small imports; in a file (a JSON line each) for big ones, so an import's
- * memory does not grow with its file.
+ * append: items written once (as JSON, made where the lines are parsed),
+ * then read back once in order. In memory for small imports; in a file (a
+ * JSON line each) for big ones, so an import's memory does not grow with
+ * its file.
  */
 import { randomUUID } from 'node:crypto';
 import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
@@ -10,7 +11,8 @@ import { join } from 'node:path';
 import { fileLines } from './lines.js';
 
 export interface Spool<T> {
-  write(item: T): void;
+  /** An item, as JSON (one line: JSON.stringify never writes a line break). */
+  write(json: string): void;
   /** Every item written, in order (writing ends with the first call). */
   items(): Iterable<T>;
   /** Forget the items (a file spool's file is removed). */
@@ -18,16 +20,19 @@ export interface Spool<T> {
 }
 
 export function memorySpool<T>(): Spool<T> {
-  let items: T[] = [];
+  let items: string[] = [];
   return {
-    write: (item) => void items.push(item),
-    items: () => items,
+    write: (json) => void items.push(json),
+    *items() {
+      for (const json of items) yield JSON.parse(json) as T;
+    },
     dispose: () => void (items = []),
   };
 }
 
-/** Characters gathered before a write to the file. */
+/** Bytes gathered before a write to the file. */
 const BUFFER = 4 * 1024 * 1024;
+const LINE_BREAK = 0x0a;
 
 const SPOOL = /^import-(\d+)-[0-9a-f-]+\.spool$/;
 
@@ -53,13 +58,13 @@ export function fileSpool<T>(dir: string): Spool<T> {
   }
   const path = join(dir, `import-${process.pid}-${randomUUID()}.spool`);
   let fd: number | undefined = openSync(path, 'wx', 0o600);
-  let pending: string[] = [];
-  let pendingLength = 0;
+  // Lines go into a buffer as they come (no string joined from them), written to the file when it is full.
+  let buffer = Buffer.allocUnsafe(BUFFER);
+  let used = 0;
   const flush = () => {
-    if (fd === undefined || pending.length === 0) return;
-    writeSync(fd, pending.join(''));
-    pending = [];
-    pendingLength = 0;
+    if (fd === undefined || used === 0) return;
+    writeSync(fd, buffer, 0, used);
+    used = 0;
   };
   const close = () => {
     if (fd === undefined) return;
@@ -68,13 +73,16 @@ export function fileSpool<T>(dir: string): Spool<T> {
     fd = undefined;
   };
   return {
-    write(item) {
+    write(line) {
       if (fd === undefined) throw new Error('the spool is no longer written');
-      // JSON.stringify never writes a line break: one item, one line.
-      const line = JSON.stringify(item);
-      pending.push(line, '\n');
-      pendingLength += line.length + 1;
-      if (pendingLength >= BUFFER) flush();
+      // A UTF-16 code unit is at most 3 bytes of UTF-8: room for that and the line break.
+      const most = 3 * line.length + 1;
+      if (used + most > buffer.length) {
+        flush();
+        if (most > buffer.length) buffer = Buffer.allocUnsafe(most);
+      }
+      used += buffer.write(line, used);
+      buffer[used++] = LINE_BREAK;
     },
     *items() {
       close();
