@@ -140,8 +140,8 @@ export interface EventStore {
   subscribe(from: Position, handler: SubscriptionHandler): Subscription;
   /** Let go of memory that holds what was read, if the store keeps any (the embedded log: its mapped pages). */
   releaseReadPages?(): Promise<void>;
-  /** Write what appends with `deferStreamEntries` put off. */
-  indexStreams?(): Promise<void>;
+  /** Write what appends with `deferStreamEntries` put off (`onSlice` told of the entries written so far now and then). */
+  indexStreams?(onSlice?: (written: number) => void): Promise<void>;
   /** Whether another process has the log open now (the embedded log: LMDB's reader table), when the store can tell. */
   openElsewhere?(): boolean;
   close(): Promise<void>;

@@ -296,7 +296,7 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
     // too, the log says from where its entries lag, and the next append to it writes them: nothing is lost.
     if (deferred > 0) {
       onProgress?.({ phase: 'indexing', done: 0, total: deferred });
-      await store.indexStreams?.().catch(() => undefined);
+      await store.indexStreams?.((done) => onProgress?.({ phase: 'indexing', done, total: deferred })).catch(() => undefined);
       onProgress?.({ phase: 'indexing', done: deferred, total: deferred });
     }
   }
