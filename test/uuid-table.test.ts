@@ -18,7 +18,16 @@ function random(seed: number): () => number {
   };
 }
 
-t.test('answers as a Map does, for keys of every shape, through growth', async (t) => {
+const throwsRange = (f: () => unknown) => {
+  try {
+    f();
+    return false;
+  } catch (error) {
+    return error instanceof RangeError;
+  }
+};
+
+t.test('answers as a Map does, for keys of every shape, through growth, set and or alike', async (t) => {
   const seed = Number(process.env.SEED ?? Date.now() % 1e9);
   const rnd = random(seed);
   const hex = (n: number, width: number) => n.toString(16).padStart(width, '0');
@@ -36,14 +45,30 @@ t.test('answers as a Map does, for keys of every shape, through growth', async (
   const table = new UuidTable();
   const model = new Map<string, number>();
   const keys: string[] = [];
+  let orWrong = 0;
   for (let i = 0; i < 60_000; i++) {
     const reuse = keys.length > 0 && rnd() < 0.3;
     const key = reuse ? keys[Math.floor(rnd() * keys.length)]! : keyShapes[Math.floor(rnd() * keyShapes.length)]!();
     if (!reuse) keys.push(key);
+    if (rnd() < 0.3) {
+      // or: the value before (0 for a key not kept), and the bits or'ed in, in one look-up.
+      const bits = Math.floor(rnd() * 8);
+      const before = model.get(key) ?? 0;
+      const after = (before | bits) >>> 0;
+      if (after > 0xfffffffe) {
+        // Past the greatest value: refused, and the value stays.
+        if (!throwsRange(() => table.or(key, bits))) orWrong++;
+        continue;
+      }
+      if (table.or(key, bits) !== before) orWrong++;
+      model.set(key, after);
+      continue;
+    }
     const value = rnd() < 0.01 ? 0xfffffffe : Math.floor(rnd() * 1000);
     table.set(key, value);
     model.set(key, value);
   }
+  t.equal(orWrong, 0, `every or gave the value before (seed ${seed})`);
   let wrong = 0;
   for (const key of keys) if (table.get(key) !== model.get(key)) wrong++;
   for (let i = 0; i < 10_000; i++) {

@@ -22,7 +22,7 @@ export class EventIds {
 
   /** An event the log holds. */
   inLog(id: string): void {
-    this.met.set(id, (this.met.get(id) ?? 0) | IN_LOG);
+    this.met.or(id, IN_LOG);
   }
 
   /**
@@ -30,9 +30,7 @@ export class EventIds {
    * with an id, given or derived, comes here before the next line's id is derived.
    */
   metBefore(id: string): boolean {
-    const met = this.met.get(id) ?? 0;
-    if ((met & IN_FILE) === 0) this.met.set(id, met | IN_FILE);
-    return met !== 0;
+    return this.met.or(id, IN_FILE) !== 0;
   }
 
   /**

@@ -237,6 +237,8 @@ export function factsOf(event: DomainEvent): EventFacts {
 export class ReferenceDirectory {
   private readonly entities = new Entities();
   private readonly keys = new KeyLedger();
+  /** The institution the last event that passed belonged to (registered: an institution is never removed). */
+  private lastInstitution: string | undefined;
 
   /**
    * Fold an event that is already in the log. Only what the read model's
@@ -258,11 +260,11 @@ export class ReferenceDirectory {
   /** `check`, of what an event's facts say (see factsOf). */
   checkFacts({ type, institution, effects, problems: own, key }: EventFacts): ReferenceProblem[] {
     const problems: ReferenceProblem[] = [...own];
-    if (type !== 'InstitutionRegistered') {
+    if (type !== 'InstitutionRegistered' && institution !== this.lastInstitution) {
       const owner = this.entities.get(institution);
       if (!owner || owner.kind !== 'institution') {
         problems.push({ field: 'institution_id', message: `unknown institution ${institution}` });
-      }
+      } else this.lastInstitution = institution;
     }
     const keyRefusal = key !== undefined ? this.keys.refusal(key) : undefined;
     if (keyRefusal) problems.push(keyRefusal);

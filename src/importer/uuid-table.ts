@@ -88,6 +88,29 @@ export class UuidTable {
     if (this.taken > this.values.length * MAX_LOAD) this.grow();
   }
 
+  /** Keep the value for `key` or'ed with `bits` (a key not kept counts as 0): its value before, in one look-up. */
+  or(key: string, bits: number): number {
+    if (!parse(key, this.words)) {
+      const before = this.others.get(key) ?? 0;
+      this.set(key, (before | bits) >>> 0);
+      return before;
+    }
+    const slot = this.slotOf(this.words);
+    const found = this.values[slot]!;
+    const before = found === EMPTY ? 0 : found - 1;
+    const after = (before | bits) >>> 0;
+    if (after > 0xfffffffe) throw new RangeError(`a UuidTable value must be a 32-bit count, not ${after}`);
+    if (after !== before || found === EMPTY) {
+      if (found === EMPTY) {
+        this.keys.set(this.words, slot * 4);
+        this.taken++;
+      }
+      this.values[slot] = after + 1;
+      if (this.taken > this.values.length * MAX_LOAD) this.grow();
+    }
+    return before;
+  }
+
   /** The slot holding these words, or the free slot where they would go. */
   private slotOf(w: Uint32Array): number {
     const mask = this.values.length - 1;
