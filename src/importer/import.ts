@@ -124,7 +124,7 @@ export interface ImportOptions {
   releaseEvery?: number;
   /** importFile: the file size from which its lines are checked on worker threads (LINE_WORKERS_FROM_BYTES unless given). */
   lineWorkersFrom?: number;
-  /** importFile: how many worker threads check a big file's lines (as many as the cores, 2 to 4, unless given). */
+  /** importFile: how many worker threads check a big file's lines (as many as the cores, at most 4, unless given). */
   lineWorkers?: number;
 }
 
@@ -184,8 +184,8 @@ const RELEASE_EVERY = 25_000;
  */
 const LINE_WORKERS_FROM_BYTES = 4 * 2 ** 20;
 
-/** Worker threads a big file's lines are checked on: as many as the cores, at most 4, and 2 on a machine of one. */
-const defaultLineWorkers = () => Math.min(4, Math.max(2, availableParallelism()));
+/** Worker threads a big file's lines are checked on: as many as the cores, at most 4. */
+const defaultLineWorkers = () => Math.min(4, availableParallelism());
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
 export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
@@ -196,7 +196,7 @@ export function importEvents(store: EventStore, file: string, text: string, opti
  * importEvents for a file on disk, read line by line (any size), telling `onProgress` how far it is now and then.
  * A big file's lines are checked on worker threads while this one reads the log and checks their results against it.
  */
-export function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
+export async function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const { onProgress, lineWorkersFrom = LINE_WORKERS_FROM_BYTES, lineWorkers = defaultLineWorkers() } = options;
   const lines =
     statSync(file).size >= lineWorkersFrom
@@ -267,7 +267,7 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
       const started = performance.now();
       const taken = { n: 0 };
       let result: AppendManyResult;
-      // Alone, the stream entries wait for the end (indexStreams): one sorted write of them all.
+      // Alone, the stream entries wait for the end (indexStreams), to be written sorted, in a few transactions.
       const defer = alone();
       try {
         result = await store.appendMany(chunkOf(size, asOf !== undefined, taken), asOf === undefined ? {} : { asOf, deferStreamEntries: defer });
