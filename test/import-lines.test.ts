@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { open } from 'lmdb';
 import t from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { type EventStore, startOfLog } from '../src/eventstore/port.js';
@@ -237,18 +238,27 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   const good = join(temp.dir, 'good.ndjson');
   writeFileSync(good, lines.join('\n'));
   const logged = async (name: string, options: Parameters<typeof importFile>[2]) => {
-    const store = EmbeddedEventStore.open(join(temp.dir, name));
+    const path = join(temp.dir, name);
+    const store = EmbeddedEventStore.open(path);
     try {
       const result = await importFile(store, good, options);
-      return { result, events: (await store.readAll(startOfLog, 100_000)).map(({ id, type, stream, data }) => ({ id, type, stream, data })) };
+      const events = (await store.readAll(startOfLog, 100_000)).map(({ id, type, stream, data }) => ({ id, type, stream, data }));
+      const renamedStream = (await store.readStream(`category-${renamed}`)).map((e) => [e.revision, e.type]);
+      return { result, events, renamedStream };
     } finally {
       await store.close();
     }
   };
   const here = await logged('here', { lineWorkersFrom: Number.POSITIVE_INFINITY });
-  const onWorkers = await logged('workers', { lineWorkersFrom: 0, lineWorkers: 3 });
+  // Alone with its log, in chunks of 1,000 events: stream entries put off, and written every 1,500 and at the end.
+  const onWorkers = await logged('workers', { lineWorkersFrom: 0, lineWorkers: 3, ownsStore: true, chunk: 1_000, indexEvery: 1_500 });
   t.equal(here.result.appended, lines.filter((line) => line !== '').length, 'every line appended');
-  t.same(onWorkers, here, 'the same events, in the same order, with the same ids (derived ones included)');
+  t.same(here.renamedStream, [[0, 'CategoryCreated'], [1, 'CategoryUpdated'], [2, 'CategoryUpdated']]);
+  t.same(onWorkers, here, 'the same events, in the same order, with the same ids (derived ones included), and the same streams');
+  const log = open({ path: join(temp.dir, 'workers'), readOnly: true });
+  t.teardown(() => log.close());
+  t.equal(log.openDB({ name: 'streams' }).getKeysCount(), here.result.appended, 'every stream entry written');
+  t.equal(log.openDB<number, string>({ name: 'meta' }).get('indexed'), undefined, 'none lags');
 
   // Problems in different batches: not JSON, a schema's, a reference's.
   const bad = join(temp.dir, 'bad.ndjson');

@@ -76,10 +76,10 @@ interface StoredEvent {
 const HEAD = 'head';
 const INDEXED = 'indexed';
 /**
- * Stream entries an import puts off at most, before they are written in the transaction that passes this: about
- * 100 MB of them held, and one transaction that rewrites every leaf of `streams` (1.77M entries: 31,000 leaves).
+ * Stream entries a process puts off at most, before they are written in the transaction that passes this, whole
+ * (an import writes its own in slices before that: see its INDEX_EVERY).
  */
-const MAX_DEFERRED = 2_000_000;
+const MAX_DEFERRED = 4_000_000;
 
 /** The event log cannot be opened or read: nothing can be served from it. */
 export class UnreadableLogError extends Error {

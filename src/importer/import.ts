@@ -122,6 +122,8 @@ export interface ImportOptions {
   ownsStore?: boolean;
   /** Events appended between two such releases (RELEASE_EVERY unless given). */
   releaseEvery?: number;
+  /** Events whose stream entries an import alone with the log puts off, at most, before it writes them (INDEX_EVERY unless given). */
+  indexEvery?: number;
   /** importFile: the file size from which its lines are checked on worker threads (LINE_WORKERS_FROM_BYTES unless given). */
   lineWorkersFrom?: number;
   /** importFile: how many worker threads check a big file's lines (as many as the cores, at most 4, unless given). */
@@ -179,6 +181,13 @@ const PAUSE_MS = 5;
 const RELEASE_EVERY = 25_000;
 
 /**
+ * Events whose stream entries an import alone with the log puts off, at most: then it writes them (in slices of
+ * their key order, see EmbeddedEventStore.indexStreams) and goes on. About 100 MB of entries held; each such write
+ * rewrites the leaves of the stream tables the entries fall in, so fewer writes write less.
+ */
+const INDEX_EVERY = 2_000_000;
+
+/**
  * From this size on, a file's lines are checked on worker threads (`lineWorkers`): starting them and loading the
  * schemas there costs about what checking 10,000 lines here does.
  */
@@ -226,8 +235,17 @@ export function appendChecked(store: EventStore, file: string, lines: readonly P
 async function importChecked(store: EventStore, file: string, lines: LineBatches, options: ImportOptions): Promise<ImportResult> {
   const { onProgress, chunk = Number.POSITIVE_INFINITY } = options;
   const spool = options.spool ?? memorySpool<SpooledEvent>();
-  /** Events appended whose stream entries the store put off (deferStreamEntries). */
+  /** Events appended whose stream entries the store put off (deferStreamEntries) and has not written yet. */
   let deferred = 0;
+  const indexEvery = options.indexEvery ?? INDEX_EVERY;
+  /** Write the stream entries put off so far. Should this fail, the log says from where they lag, and the next append to it writes them: nothing is lost. */
+  const indexPutOff = async () => {
+    const total = deferred;
+    deferred = 0;
+    onProgress?.({ phase: 'indexing', done: 0, total });
+    await store.indexStreams?.((done) => onProgress?.({ phase: 'indexing', done, total })).catch(() => undefined);
+    onProgress?.({ phase: 'indexing', done: total, total });
+  };
   try {
     const release = async () => {
       if (options.ownsStore) await store.releaseReadPages?.();
@@ -275,6 +293,7 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
         throw new ImportAppendError(file, appended, fresh, error);
       }
       if (defer && result.tookKnown) deferred += taken.n;
+      if (deferred >= indexEvery) await indexPutOff();
       // Another process appended since: what the import knows of the streams may be stale, so it knows nothing more.
       asOf = result.tookKnown ? result.position : undefined;
       const took = performance.now() - started;
@@ -292,13 +311,8 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
     return { appended, skipped };
   } finally {
     spool.dispose();
-    // What the appends put off, written even when one failed (the chunks before it are in the log). Should this fail
-    // too, the log says from where its entries lag, and the next append to it writes them: nothing is lost.
-    if (deferred > 0) {
-      onProgress?.({ phase: 'indexing', done: 0, total: deferred });
-      await store.indexStreams?.((done) => onProgress?.({ phase: 'indexing', done, total: deferred })).catch(() => undefined);
-      onProgress?.({ phase: 'indexing', done: deferred, total: deferred });
-    }
+    // What the appends put off, written even when one failed (the chunks before it are in the log).
+    if (deferred > 0) await indexPutOff();
   }
 }
 
