@@ -284,3 +284,34 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   t.ok(Array.isArray(found) && found.length > 1, 'the file is refused');
   t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2 }), found, 'the same problems, by line');
 });
+
+t.test('an import that stops being alone with its log (a server opened it) writes the stream entries it put off before its next append', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const file = join(temp.dir, 'x.ndjson');
+  writeFileSync(file, `${readFileSync(join(ROOT, 'fixtures', 'demo.ndjson'), 'utf8').trimEnd()}\n${newCategories(3_000)}`);
+  const path = join(temp.dir, 'log');
+  const store = EmbeddedEventStore.open(path);
+  // Another process has the log open from the fourth look on (the first two chunks were appended alone).
+  let looks = 0;
+  store.openElsewhere = () => ++looks > 3;
+  const calls: string[] = [];
+  const appendMany = store.appendMany.bind(store);
+  store.appendMany = (appends, options) => {
+    calls.push(`append${options?.deferStreamEntries ? ', put off' : ''}`);
+    return appendMany(appends, options);
+  };
+  const indexStreams = store.indexStreams.bind(store);
+  store.indexStreams = (onSlice) => {
+    calls.push('index');
+    return indexStreams(onSlice);
+  };
+  const { appended } = await importFile(store, file, { ownsStore: true, chunk: 1_000 });
+  await store.close();
+  t.same(calls.slice(0, 3), ['append, put off', 'index', 'append'], 'alone: entries put off; then they are written before the first append that is not alone');
+  t.notOk(calls.slice(3).includes('append, put off'), 'and none is put off after');
+  const log = open({ path, readOnly: true });
+  t.teardown(() => log.close());
+  t.equal(log.openDB({ name: 'streams' }).getKeysCount(), appended, 'every stream entry written');
+  t.equal(log.openDB<number, string>({ name: 'meta' }).get('indexed'), undefined, 'none lags');
+});

@@ -33,8 +33,8 @@
  * --overlapping-sync true` (twice seen as free-list failures, as in the 1M
  * soak; the third's error was cut off); with it off, in none of three.
  *
- * An import that has the log to itself puts its stream entries off (`deferStreamEntries`) and writes them all at
- * its end (`indexStreams`), sorted: an import's streams are new and named at random, so each chunk's entries went to
+ * An import that has the log to itself puts its stream entries off (`deferStreamEntries`) and writes them at its
+ * end, or every 2M events (`indexStreams`), sorted: an import's streams are new and named at random, so each chunk's entries went to
  * leaves all over `streams`, and every chunk wrote most of the table again (1.77M events: 13 s of the appends' 24 s,
  * and 4.6 GB written for a 1.1 GB log). While entries lag, 'indexed' in `meta` says from where: every write
  * transaction that looks a stream up first writes the entries of the events past it (read from the log, or this

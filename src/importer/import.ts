@@ -285,8 +285,11 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
       const started = performance.now();
       const taken = { n: 0 };
       let result: AppendManyResult;
-      // Alone, the stream entries wait for the end (indexStreams), to be written sorted, in a few transactions.
+      // Alone, the stream entries wait for the end (indexStreams), to be written sorted, in a few transactions. No
+      // longer alone (a server opened the log), those put off are written first, a slice a transaction: the store
+      // would otherwise write them all in the next append's transaction, holding the write lock a server waits for.
       const defer = alone();
+      if (!defer && deferred > 0) await indexPutOff();
       try {
         result = await store.appendMany(chunkOf(size, asOf !== undefined, taken), asOf === undefined ? {} : { asOf, deferStreamEntries: defer });
       } catch (error) {

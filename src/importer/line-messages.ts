@@ -16,8 +16,9 @@ export interface LineTask {
 /**
  * Sent by a worker: the results of batch `batch` (its lines batch × batchLines + 1, …), blank lines left out, as
  * JSON of arrays (`wire`) with the checked lines' bodies apart, in order: a message of a few strings. The results
- * as objects were a dozen objects a line to copy, which took this thread longer than the workers took to check the
- * lines (5.2 of its 19 s at 1.77M lines); as JSON of objects, 1.5-1.9 µs a line to parse, of arrays 0.7-0.9 µs.
+ * as objects were a dozen objects a line to copy: this thread, which the workers then waited for, spent 5.2 of its
+ * 19 s at 1.77M lines in native code its profile does not name (the copies, as I read it). As JSON of objects, a line
+ * took 1.5–1.9 µs to parse; as JSON of arrays, 0.7–0.9 µs.
  */
 export interface LineBatch {
   readonly batch: number;

@@ -79,13 +79,7 @@ export class UuidTable {
       this.others.set(key, value);
       return;
     }
-    const slot = this.slotOf(this.words);
-    if (this.values[slot] === EMPTY) {
-      this.keys.set(this.words, slot * 4);
-      this.taken++;
-    }
-    this.values[slot] = value + 1;
-    if (this.taken > this.values.length * MAX_LOAD) this.grow();
+    this.put(this.slotOf(this.words), value);
   }
 
   /** Keep the value for `key` or'ed with `bits` (a key not kept counts as 0): its value before, in one look-up. */
@@ -100,15 +94,18 @@ export class UuidTable {
     const before = found === EMPTY ? 0 : found - 1;
     const after = (before | bits) >>> 0;
     if (after > 0xfffffffe) throw new RangeError(`a UuidTable value must be a 32-bit count, not ${after}`);
-    if (after !== before || found === EMPTY) {
-      if (found === EMPTY) {
-        this.keys.set(this.words, slot * 4);
-        this.taken++;
-      }
-      this.values[slot] = after + 1;
-      if (this.taken > this.values.length * MAX_LOAD) this.grow();
-    }
+    if (after !== before || found === EMPTY) this.put(slot, after);
     return before;
+  }
+
+  /** Keep `value` in `slot` (slotOf the key in `words`), the key too if the slot was free. */
+  private put(slot: number, value: number): void {
+    if (this.values[slot] === EMPTY) {
+      this.keys.set(this.words, slot * 4);
+      this.taken++;
+    }
+    this.values[slot] = value + 1;
+    if (this.taken > this.values.length * MAX_LOAD) this.grow();
   }
 
   /** The slot holding these words, or the free slot where they would go. */
