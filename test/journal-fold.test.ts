@@ -5,13 +5,17 @@
  * every record with an empty journal, and the answers are the same before,
  * during and after, and after a restart from the new snapshot. A journal
  * grown long while serving is folded too, once the log has gone quiet.
+ * Journal entries are msgpack maps; those an earlier version wrote as
+ * records of shared structures are still read.
  */
 import { randomUUID } from 'node:crypto';
+import { open } from 'lmdb';
 import { pino } from 'pino';
 import t from 'tap';
 import { type DomainEvent, streamOf } from '../src/events/catalog.js';
 import { createServer } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
+import { ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
 import { openRuntime } from '../src/runtime.js';
 import { DEMO_KEY, readFixture, TEST_NOW, tempDir, until } from './helpers.js';
@@ -118,4 +122,23 @@ t.test('a journal grown long while serving is folded once the log has gone quiet
   t.equal(disk.sizes().journal, 0, 'folded once quiet: the journal is empty');
   t.ok(disk.sizes().snapshot >= snapshot + count, `the snapshot holds the new records too (${disk.sizes().snapshot})`);
   t.same(await served.answers(), before, 'the same answers');
+});
+
+t.test('journal entries an earlier version wrote as records of shared structures are read with those written since', async (t) => {
+  const tmp = tempDir();
+  t.teardown(() => tmp.remove());
+  const older = { id: 'a1', title: 'Older', spots: 3, tags: [{ tag: 'x' }] };
+  const root = open({ path: tmp.dir, compression: false });
+  const journal = root.openDB({ name: 'journal', sharedStructuresKey: Symbol.for('structures') });
+  await journal.put(['site', older.id], older);
+  await root.close();
+  const store = ReadModelStore.open(tmp.dir);
+  const newer = { id: 'b2', title: 'Newer', spots: 4 };
+  await store.write([{ kind: 'site', id: newer.id, record: newer as never }], [], { commit: 1n, prepare: 1n });
+  t.same([...store.journalChanges()], [
+    { kind: 'site', id: 'a1', record: older },
+    { kind: 'site', id: 'b2', record: newer },
+  ]);
+  t.same(store.sizes().journal, 2, 'the structures kept apart from the entries');
+  await store.close();
 });

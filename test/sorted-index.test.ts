@@ -8,6 +8,9 @@
  * changes holds what one grown at once holds, and saves each column by
  * place, in 32-bit integers when they hold its values; a server's
  * background work grows a nearly full table before a row needs the room.
+ * A table publishing in the background keeps its indexes as of its last
+ * publication, all alike, until the next is taken whole; the server's
+ * background work publishes each change soon after it lands.
  */
 import fc from 'fast-check';
 import t from 'tap';
@@ -18,6 +21,7 @@ import { ReadModel } from '../src/readmodel/model.js';
 import { ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
 import { Table } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
+import { until } from './helpers.js';
 
 // Every binary search narrows down on the fences at once (the server waits for an index to stay unchanged first).
 SortedIndex.fenceAfter = 0;
@@ -130,6 +134,69 @@ t.test('every index matches a brute-force sort after each flush', async (t) => {
     { numRuns: 100 },
   );
   t.ok(rounds > 100, `${rounds} flushes checked`); 
+});
+
+t.test('a table publishing in the background: its indexes stay as of the last publication, all alike, until the next is taken a step at a time; changes made meanwhile wait for the one after; then every index matches a brute-force sort', async (t) => {
+  const defaults = { publishFrom: Table.publishFrom };
+  Table.publishFrom = 0;
+  t.teardown(() => Object.assign(Table, defaults));
+  const names = [['ab', ['a', 'b']], ['b', ['b']], ['ba', ['b', 'a']]] as const;
+  const orders = (table: Table<Row>) => names.map(([name]) => {
+    const index = table.index(name);
+    return JSON.stringify(Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row)));
+  });
+  const sorted = (live: Map<string, Row>) => names.map(([, keys]) => JSON.stringify(expected(live, [...keys])));
+  let publications = 0;
+  let stepsSeenStale = 0;
+  fc.assert(
+    fc.property(
+      fc.array(change, { minLength: 300, maxLength: 600 }),
+      // Batches, each followed by the steps of a publication with a few changes between steps.
+      fc.array(fc.tuple(fc.array(change, { minLength: 1, maxLength: 60 }), fc.array(fc.array(change, { maxLength: 3 }), { maxLength: 12 })), { minLength: 1, maxLength: 5 }),
+      (first, batches) => {
+        const table = new Table<Row>(schema);
+        const live = new Map<string, Row>();
+        for (const c of first) setLive(table, live, c);
+        table.flush();
+        table.publishInBackground(true);
+        let shown = sorted(live);
+        if (JSON.stringify(orders(table)) !== JSON.stringify(shown)) return false;
+        for (const [batch, between] of batches) {
+          for (const c of batch) setLive(table, live, c);
+          // Read at once, the indexes are as they were: nothing is flushed when read.
+          if (JSON.stringify(orders(table)) !== JSON.stringify(shown)) return false;
+          // The changes a publication takes are those made before its first step; what it shows once taken, those.
+          let target = shown;
+          for (let step = 0, more = true; more; step++) {
+            if (!table.publishing) target = sorted(live);
+            more = table.publishStep(-Infinity);
+            const now = JSON.stringify(orders(table));
+            if (!table.publishing) {
+              if (now !== JSON.stringify(target)) return false;
+              shown = target;
+              publications++;
+            } else if (now !== JSON.stringify(shown)) return false; // part of one, part of the other
+            else stepsSeenStale++;
+            if (!boundsMatchScans(table)) return false;
+            for (const c of between[step] ?? []) setLive(table, live, c);
+            more ||= table.unpublished;
+          }
+          // Nothing left to publish: every change so far is in.
+          shown = sorted(live);
+          if (JSON.stringify(orders(table)) !== JSON.stringify(shown)) return false;
+          if (!boundsMatchScans(table)) return false;
+        }
+        // A flush finishes what a publication began.
+        for (const c of batches[0]![0]) setLive(table, live, { ...c, a: c.a + 1 });
+        table.publishStep(-Infinity);
+        table.flush();
+        return JSON.stringify(orders(table)) === JSON.stringify(sorted(live));
+      },
+    ),
+    { numRuns: 60 },
+  );
+  t.ok(publications > 60, `${publications} publications taken while changes went on`);
+  t.ok(stepsSeenStale > 100, `${stepsSeenStale} steps read the indexes as of the publication before`);
 });
 
 t.test('a removed row that a search cannot find (its column changed under the index) is still dropped, by comparing every row', async (t) => {
@@ -385,4 +452,47 @@ t.test("a server's background work grows a nearly full table ahead of need, befo
   t.equal(table().rowCount, added, 'no row added');
   const index = table().index('start');
   t.same(Array.from(index.order.subarray(0, index.size), (row) => table().idOf(row)), Array.from({ length: added }, (_, i) => shift(i).id), 'every shift, in start order');
+});
+
+t.test("a server's background work publishes a big table's changes soon after they land; until then its searches see it as it was", async (t) => {
+  const defaults = { publishFrom: Table.publishFrom };
+  Table.publishFrom = 64;
+  t.teardown(() => Object.assign(Table, defaults));
+  const institution = '00000000-0000-4000-8000-000000000001';
+  const shift = (i: number, hour = i): ShiftRecord => ({
+    id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
+    institution_id: institution,
+    opportunity_id: '10000000-0000-4000-8000-000000000000',
+    title: `Shift ${i % 7}`,
+    description: null,
+    shift_start_at: hour * 3_600_000_000,
+    shift_end_at: (hour + 1) * 3_600_000_000,
+    spots: 1 + (i % 5),
+    location: '',
+    spots_reserved: 0,
+    removed: false,
+    created_at: i,
+    updated_at: i,
+  });
+  const model = new ReadModel(tableDefs);
+  for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
+  model.flush();
+  // Idle every 10 s: only a change wakes it sooner.
+  const background = workInBackground(model, () => true, 4, 10_000);
+  t.teardown(() => background.stop());
+  await until(() => model.publishesInBackground || undefined);
+  const starts = () => {
+    const table = model.table('shift', institution)!;
+    const index = table.index('start');
+    return Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row));
+  };
+  const before = starts();
+  // The last shift moves first; two new ones.
+  model.apply(put('shift', shift(199, -1)));
+  model.apply(put('shift', shift(200)));
+  model.apply(put('shift', shift(201)));
+  t.ok(model.stale(institution), 'stale until published');
+  t.same(starts(), before, 'searches see the table as it was');
+  await until(() => (model.stale(institution) ? undefined : true), 2000);
+  t.same(starts(), [shift(199).id, ...before.slice(0, 199), shift(200).id, shift(201).id], 'every change, in start order');
 });

@@ -26,6 +26,8 @@ function hash(text: string): string {
 export function conditionalGets(api: FastifyInstance, model: ReadModel): void {
   api.addHook('preHandler', (request, reply, done) => {
     if (request.method !== 'GET' && request.method !== 'HEAD') return done();
+    // (No tag while searches show some records as they were before the revision: it would name the wrong answer.)
+    if (model.stale(request.institutionId)) return done();
     const tag = `W/"${model.epoch.toString(36)}.${model.institutionRevision(request.institutionId).toString(36)}.${model.today().toString(36)}.${hash(`${request.institutionId} ${request.url} ${formatOf(request, undefined)}`)}"`;
     reply.header('etag', tag);
     const wanted = request.headers['if-none-match'];

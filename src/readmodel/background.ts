@@ -4,14 +4,15 @@
  * moved shift needs, the bigger arrays of tables nearly full, and the
  * symbol codes of the snapshot (once, after a load), then the zone maps and
  * rank matrices searches wanted, looked for again every `idleMs` when there
- * is nothing to do (or the model is not `ready`). The timers never keep the
- * process alive.
+ * is nothing to do (or the model is not `ready`). First of all, once ready,
+ * the changes of the big tables' indexes (ReadModel.publishInBackground),
+ * woken at once by a change. The timers never keep the process alive.
  */
 import type { ReadModel } from './model.js';
 
 /** One slice of the background work until `deadline` (performance.now(), ms): whether some is left. */
 function workUntil(model: ReadModel, deadline: number): boolean {
-  return model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.makeZoneMaps(deadline) || model.buildRanks(deadline);
+  return model.publishIndexes(deadline) || model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.makeZoneMaps(deadline) || model.buildRanks(deadline);
 }
 
 /**
@@ -24,21 +25,36 @@ export function finishBackgroundWork(model: ReadModel): void {
 
 export function workInBackground(model: ReadModel, ready: () => boolean = () => true, sliceMs = 4, idleMs = 100): { stop(): void } {
   let stopped = false;
+  let publishing = false;
+  /** Set while waiting `idleMs` with nothing to do: a change to publish wakes it at once. */
+  let asleep = false;
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
+  const wake = () => {
+    if (!asleep || stopped) return;
+    asleep = false;
+    clearTimeout(timer as NodeJS.Timeout);
+    timer = setImmediate(tick).unref();
+  };
   const tick = () => {
+    asleep = false;
     if (stopped) return;
     if (!ready()) {
       timer = setTimeout(tick, idleMs).unref();
       return;
     }
+    if (!publishing) model.publishInBackground((publishing = true), wake);
     const deadline = performance.now() + sliceMs;
     if (workUntil(model, deadline)) timer = setImmediate(tick).unref();
-    else timer = setTimeout(tick, idleMs).unref();
+    else {
+      asleep = true;
+      timer = setTimeout(tick, idleMs).unref();
+    }
   };
-  timer = setTimeout(tick, idleMs).unref();
+  timer = setImmediate(tick).unref();
   return {
     stop() {
       stopped = true;
+      if (publishing) model.publishInBackground(false);
       clearTimeout(timer as NodeJS.Timeout);
       clearImmediate(timer as NodeJS.Immediate);
     },

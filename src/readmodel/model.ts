@@ -56,6 +56,9 @@ export class ReadModel implements JsonView {
   private reservationsToNote: Iterator<Records['reservation']> | undefined;
   /** Set while a replay keeps records only (deferTables). */
   private tablesDeferred = false;
+  /** Whether big tables publish their changes in the background (publishInBackground), and what to tell of changes. */
+  private publishing = false;
+  private wakePublisher: (() => void) | undefined;
 
   /** `clock` gives the time in milliseconds (ages are computed against its day). */
   constructor(
@@ -107,7 +110,7 @@ export class ReadModel implements JsonView {
   /** The searchable records of one kind and institution (undefined: none yet). */
   table<K extends Kind>(kind: K, institutionId: string): Table<Records[K]> | undefined {
     const table = this.tables.get(kind)?.get(institutionId);
-    table?.flush();
+    table?.catchUp();
     return table as Table<Records[K]> | undefined;
   }
 
@@ -187,6 +190,7 @@ export class ReadModel implements JsonView {
     if (!table) return;
     table.set(id, record !== null && this.listed(kind, record) ? record : null);
     this.dirty.add(table);
+    this.wakePublisher?.();
   }
 
   /**
@@ -402,6 +406,51 @@ export class ReadModel implements JsonView {
     this.dirty.clear();
   }
 
+  /** `flush`, but for the tables that publish their changes in the background (see publishInBackground). */
+  catchUp(): void {
+    for (const table of this.dirty) {
+      table.catchUp();
+      if (!table.unpublished) this.dirty.delete(table);
+    }
+  }
+
+  /**
+   * From now on (`on`), big tables publish their changes in the background, by `publishIndexes` (what the
+   * server's background work does first), and searches see each as of its last publication; or (`off`) they are
+   * flushed now and whenever read again. See Table.publishInBackground. `wake` is called when a table has new
+   * changes (the background may be asleep).
+   */
+  publishInBackground(on: boolean, wake?: () => void): void {
+    this.publishing = on;
+    this.wakePublisher = on ? wake : undefined;
+    for (const byInstitution of this.tables.values()) for (const table of byInstitution.values()) table.publishInBackground(on);
+  }
+
+  /** Whether big tables publish their changes in the background (publishInBackground). */
+  get publishesInBackground(): boolean {
+    return this.publishing;
+  }
+
+  /** Publish the tables' changes (Table.publishStep) until `deadline` (performance.now(), ms). Whether there is more to do now. */
+  publishIndexes(deadline: number): boolean {
+    for (const table of this.dirty) {
+      if (table.publishStep(deadline)) return true;
+      if (!table.unpublished) this.dirty.delete(table);
+      if (performance.now() >= deadline) return this.dirty.size > 0;
+    }
+    return false;
+  }
+
+  /**
+   * Whether searches of an institution's records may now show some as they were before their latest changes (a
+   * table of it waits for a publication): what its revision says is not yet what they show.
+   */
+  stale(institutionId: string): boolean {
+    if (!this.publishing) return false;
+    for (const byInstitution of this.tables.values()) if (byInstitution.get(institutionId)?.stale) return true;
+    return false;
+  }
+
   /** Every record, by kind (a snapshot of the model). */
   *byKind(): Iterable<[Kind, Iterable<AnyRecord>]> {
     for (const kind of kinds) yield [kind, this.maps[kind].values()];
@@ -476,6 +525,7 @@ export class ReadModel implements JsonView {
     let table = byInstitution.get(institution);
     if (!table) {
       table = new Table<AnyRecord>(def, institution);
+      if (this.publishing) table.publishInBackground(true);
       byInstitution.set(institution, table);
     }
     return table;

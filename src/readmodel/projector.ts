@@ -266,7 +266,7 @@ export class Projector {
           }
         },
         onCaughtUp: () => {
-          this.model.flush(); // build the indexes now rather than on the first request
+          this.model.catchUp(); // build the indexes now rather than on the first request (or in the background)
           if (this.foldWanted) void this.foldJournal();
           if (this.reconnecting) this.log?.info({ position: this.position.commit.toString() }, 'projection subscription re-established');
           this.reconnecting = false;

@@ -28,6 +28,16 @@ export interface IndexDef {
 
 export type RowComparator = (a: number, b: number) => number;
 
+/** An order made beside an index's (`nextOrder`): its rows at [0, length). */
+export interface NextOrder {
+  readonly rows: Uint32Array;
+  readonly length: number;
+}
+
+/** Positions of the order `nextOrder` copies a step, at most (about a millisecond), and rows it places a step. */
+const NEXT_ORDER_STEP = 1 << 18;
+const PLACE_STEP = 2048;
+
 /** Run ends remembered per index, at most (then forgotten all at once). */
 const MAX_RUN_ENDS = 4096;
 
@@ -72,6 +82,8 @@ export type ZoneTest = (position: number) => typeof ZONE_NONE | typeof ZONE_ALL 
 export class SortedIndex {
   private rows: Uint32Array = new Uint32Array(16);
   private length = 0;
+  /** The order before the last `adopt`: the next `nextOrder` is made in it (when it fits). */
+  private spare: Uint32Array | undefined;
   /** Row → position, built when first asked for after a change. */
   private positions: Uint32Array | undefined;
   /** Leading value → the position after its run (runEnd), until the next change. */
@@ -332,8 +344,83 @@ export class SortedIndex {
     this.length += m;
   }
 
+  /**
+   * `update` made beside the current order, a step at a time (a generator: it yields between steps), for `adopt`
+   * to take once made: searches go on reading the current order meanwhile. The rows it places, and those of the
+   * index, must keep their columns until then (a table changes a record by giving it a new row). Its steps: finding
+   * the removed rows (a binary search each), placing the added ones (galloping), then copying the order's blocks
+   * between them, `NEXT_ORDER_STEP` positions a step.
+   */
+  *nextOrder(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): Generator<undefined, NextOrder> {
+    // (The comparator is taken again after each yield: a table that grew meanwhile reads other column arrays.)
+    const gone = this.placesOf(removed, this.comparator());
+    if (gone === undefined) return this.merged(isRemoved, removed, added, this.comparator());
+    yield;
+    const fresh = Uint32Array.from(added).sort(this.comparator());
+    const places = new Uint32Array(fresh.length);
+    let from = 0;
+    for (let j = 0; j < fresh.length; ) {
+      yield;
+      const compare = this.comparator();
+      const lead = this.leadingColumn();
+      for (const end = Math.min(j + PLACE_STEP, fresh.length); j < end; j++) from = places[j] = this.placeAfter(fresh[j]!, compare, from, lead);
+    }
+    yield;
+    const length = this.length - gone.length + fresh.length;
+    const spare = this.spare;
+    this.spare = undefined;
+    const next = spare !== undefined && spare.length >= length && spare.length <= 2 * capacityFor(length) ? spare : new Uint32Array(capacityFor(length));
+    const old = this.rows;
+    // Through the old order: before position p, the added rows placed at p, then old[p] unless it is gone.
+    let out = 0;
+    let g = 0;
+    let j = 0;
+    let copiedSinceYield = 0;
+    for (let p = 0; p <= this.length; ) {
+      while (j < fresh.length && places[j] === p) next[out++] = fresh[j++]!;
+      if (p === this.length) break;
+      // The block [p, end) of old rows with nothing placed or gone inside it.
+      let end = this.length;
+      if (j < fresh.length) end = Math.min(end, places[j]!);
+      while (g < gone.length && gone[g]! < p) g++;
+      if (g < gone.length) end = Math.min(end, gone[g]!);
+      if (end > p) {
+        next.set(old.subarray(p, end), out);
+        out += end - p;
+        copiedSinceYield += end - p;
+        p = end;
+      } else {
+        // old[p] is gone (added rows before it were placed above).
+        p++;
+      }
+      if (copiedSinceYield >= NEXT_ORDER_STEP) {
+        copiedSinceYield = 0;
+        yield;
+      }
+    }
+    return { rows: next, length: out };
+  }
+
+  /**
+   * Take an order `nextOrder` made (the index unchanged since it began). The order it replaces is kept to make the
+   * next one in: the caller guarantees that no one reads it any more (searches read an order within one request).
+   */
+  adopt(order: NextOrder): void {
+    this.changed();
+    this.spare = this.rows;
+    this.rows = order.rows;
+    this.length = order.length;
+  }
+
   /** Merge `added` into the index, dropping `removed`, comparing every row (when a removed row could not be found by search). */
   private mergeAll(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[], compare: RowComparator): void {
+    const { rows, length } = this.merged(isRemoved, removed, added, compare);
+    this.rows = rows;
+    this.length = length;
+  }
+
+  /** The order `mergeAll` makes, in a new array. */
+  private merged(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[], compare: RowComparator): NextOrder {
     const fresh = Uint32Array.from(added).sort(compare);
     const old = this.rows;
     const oldLength = this.length;
@@ -349,8 +436,7 @@ export class SortedIndex {
       if (j >= fresh.length || (i < oldLength && compare(old[i]!, fresh[j]!) < 0)) merged[k++] = old[i++]!;
       else merged[k++] = fresh[j++]!;
     }
-    this.rows = merged;
-    this.length = k;
+    return { rows: merged, length: k };
   }
 
   /**

@@ -12,13 +12,17 @@
 import { FragmentStore } from './fragment-store.js';
 import { SymbolCodes } from './symbol-codes.js';
 import { OrderRanks } from './order-ranks.js';
-import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
+import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NextOrder, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
 const NONE: ReadonlySet<number> = new Set();
 
-/** A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted. */
+/**
+ * A row's state until the next flush: not yet in the indexes, or in them but replaced or deleted; or added by the
+ * publication under way (`publishStep`), in the orders it is making.
+ */
 const ADDED = 1;
 const REMOVED = 2;
+const PUBLISHING = 3;
 
 export interface TableSchema<R> {
   /** Numeric columns by name, computed once per record version. */
@@ -66,6 +70,8 @@ export interface SavedTable {
 }
 
 export class Table<R extends Identified> implements RowSource {
+  /** Tables of fewer rows flush their changes at once even when publishing in the background (tests lower it). */
+  static publishFrom = 50_000;
   /** Tables with room for fewer rows grow at once when full, a copy of a few MB at most (tests lower it). */
   static growAheadFrom = 1 << 15;
   /** Rows a step of growing ahead copies, and the least time between two of its allocations, ms (tests lower both). */
@@ -102,6 +108,10 @@ export class Table<R extends Identified> implements RowSource {
   private addedRows: number[] = [];
   /** Rows in the indexes whose record has since been replaced or deleted. */
   private removedRows: number[] = [];
+  /** Whether changes reach the indexes by `publishStep` (see `publishInBackground`). */
+  private staged = false;
+  /** The publication under way: the rows it adds and removes, and the work left (it takes the new orders when done). */
+  private publication: { readonly added: readonly number[]; readonly removed: readonly number[]; readonly work: Generator<undefined, void> } | undefined;
 
   /** Index name → its signature (SavedIndex). */
   private readonly signatures = new Map<string, string>();
@@ -246,6 +256,7 @@ export class Table<R extends Identified> implements RowSource {
         this.pending[old] = 0;
         this.release(old);
       } else {
+        // (In the indexes, or in the orders a publication is making: the next publication takes it out.)
         this.pending[old] = REMOVED;
         this.removedRows.push(old);
       }
@@ -295,23 +306,23 @@ export class Table<R extends Identified> implements RowSource {
     }
   }
 
-  /** An index, up to date. */
+  /** An index, up to date (as of the last publication, for a table that publishes in the background). */
   index(name: string): SortedIndex {
-    this.flush();
+    this.catchUp();
     const index = this.indexes.get(name);
     if (!index) throw new Error(`no index ${name}`);
     return index;
   }
 
-  /** Every index, up to date. */
+  /** Every index, up to date (as `index`). */
   allIndexes(): Iterable<SortedIndex> {
-    this.flush();
+    this.catchUp();
     return this.indexes.values();
   }
 
-  /** An index sorted first by this column (the preferred one if it is), up to date. */
+  /** An index sorted first by this column (the preferred one if it is), up to date (as `index`). */
   indexLedBy(column: string, preferred?: SortedIndex): SortedIndex | undefined {
-    this.flush();
+    this.catchUp();
     if (preferred?.leading === column) return preferred;
     for (const index of this.indexes.values()) if (index.leading === column) return index;
     return undefined;
@@ -414,18 +425,14 @@ export class Table<R extends Identified> implements RowSource {
     return true;
   }
 
+  /** Bring the indexes up to date now: the publication under way finished, and every change since. */
   flush(): void {
-    if (this.addedRows.length === 0 && this.removedRows.length === 0) return;
+    while (this.publication !== undefined) this.publishStep(Infinity);
+    if (!this.hasChanges()) return;
     this.ranks.changed();
     const pending = this.pending;
     const removed = this.removedRows;
-    const added: number[] = [];
-    // A row re-used after a replacement can be listed twice: take it once.
-    for (const row of this.addedRows) {
-      if (pending[row] !== ADDED) continue;
-      pending[row] = 0;
-      added.push(row);
-    }
+    const added = this.takeAdded(0);
     const indexed = this.rowOfId.size - added.length + removed.length;
     if ((added.length + removed.length) * 4 >= indexed) {
       // Many changes (a start-up, a replay): sort every row from scratch.
@@ -436,12 +443,112 @@ export class Table<R extends Identified> implements RowSource {
       const isRemoved = (row: number) => pending[row] === REMOVED;
       for (const index of this.indexes.values()) index.update(isRemoved, removed, added);
     }
-    for (const row of removed) {
-      pending[row] = 0;
-      this.release(row);
+    this.releaseAll(removed);
+    this.removedRows = [];
+  }
+
+  /** Whether changes wait for the indexes (in a publication under way or not yet in one). */
+  get unpublished(): boolean {
+    return this.publication !== undefined || this.hasChanges();
+  }
+
+  /** Whether a publication is under way (publishStep). */
+  get publishing(): boolean {
+    return this.publication !== undefined;
+  }
+
+  /** Whether searches now see the table as it was before some of its changes (they wait for a publication). */
+  get stale(): boolean {
+    return this.staged && this.rowOfId.size >= Table.publishFrom && this.unpublished;
+  }
+
+  private hasChanges(): boolean {
+    return this.addedRows.length > 0 || this.removedRows.length > 0;
+  }
+
+  /** The rows added since the last flush that are still current (each once), marked `state`; the list emptied. */
+  private takeAdded(state: number): number[] {
+    const pending = this.pending;
+    const added: number[] = [];
+    // A row re-used after a replacement can be listed twice: take it once.
+    for (const row of this.addedRows) {
+      if (pending[row] !== ADDED) continue;
+      pending[row] = state;
+      added.push(row);
     }
     this.addedRows = [];
-    this.removedRows = [];
+    return added;
+  }
+
+  /** Rows out of every index now: their room goes back to the table. */
+  private releaseAll(removed: readonly number[]): void {
+    for (const row of removed) {
+      this.pending[row] = 0;
+      this.release(row);
+    }
+  }
+
+  /**
+   * Publish changes in the background from now on (`on`), or flush them as they are read again. Publishing, a
+   * table of at least `publishFrom` rows leaves its indexes as they are when read: the server's background work
+   * brings them up to date (`publishStep`), and searches meanwhile see the table as of the last publication, in
+   * step with itself. Flushing every change when an index is read moved every big index's rows each time (a
+   * copy of each order, whatever the number of changes): during a live import, one request in a few paid 10-90 ms
+   * for the changes since the one before.
+   */
+  publishInBackground(on: boolean): void {
+    this.staged = on;
+    if (!on) this.flush();
+  }
+
+  /** Bring the indexes up to date now, unless they are published in the background (see `publishInBackground`). */
+  catchUp(): void {
+    if (!this.staged || this.rowOfId.size < Table.publishFrom) this.flush();
+  }
+
+  /**
+   * A step of publishing the changes, and more until `deadline` (performance.now(), ms): a publication takes
+   * the changes so far and makes each index's next order beside the current one (SortedIndex.nextOrder, a step
+   * at a time), then takes them all at once. Changes made meanwhile wait for the next. Whether there is more to
+   * do now.
+   */
+  publishStep(deadline: number): boolean {
+    if (this.publication === undefined) {
+      if (!this.hasChanges()) return false;
+      const indexed = this.rowOfId.size - this.addedRows.length + this.removedRows.length;
+      if ((this.addedRows.length + this.removedRows.length) * 4 >= indexed) {
+        this.flush(); // (sorted from scratch: no cheaper a step at a time)
+        return false;
+      }
+      const added = this.takeAdded(PUBLISHING);
+      const removed = this.removedRows;
+      this.removedRows = [];
+      this.publication = { added, removed, work: this.publicationWork(added, removed) };
+    }
+    const { work } = this.publication;
+    do {
+      if (work.next().done) {
+        this.publication = undefined;
+        return this.hasChanges();
+      }
+    } while (performance.now() < deadline);
+    return true;
+  }
+
+  /** The work of a publication: every index's next order made, then all taken at once. */
+  private *publicationWork(added: readonly number[], removed: readonly number[]): Generator<undefined, void> {
+    // (What a mergeAll drops: this publication's removed rows only; those removed since wait for the next.)
+    const gone = new Set(removed);
+    const isRemoved = (row: number) => gone.has(row);
+    const orders: Array<[SortedIndex, NextOrder]> = [];
+    for (const index of this.indexes.values()) {
+      orders.push([index, yield* index.nextOrder(isRemoved, removed, added)]);
+      yield;
+    }
+    this.ranks.changed();
+    for (const [index, order] of orders) index.adopt(order);
+    for (const row of added) if (this.pending[row] === PUBLISHING) this.pending[row] = 0;
+    this.releaseAll(removed);
   }
 
   /**
