@@ -49,13 +49,12 @@ export function slice(index: SortedIndex, blocks: readonly number[], size: numbe
  * positions, and only the buckets the page falls in are sorted.
  */
 export function sortedPage(order: SortedIndex, matches: ArrayLike<number>, count: number, descending: boolean, offset: number, limit: number): number[] {
-  const ranks = order.ranks();
   const m = matches.length;
   const take = Math.min(limit, count - offset);
   if (take <= 0) return [];
   const first = descending ? count - offset - take : offset;
   const positions = scratch('positions', m);
-  for (let i = 0; i < m; i++) positions[i] = ranks[matches[i]!]!;
+  order.positionsOf(matches, m, positions);
   const wanted = m <= SORT_ALL ? positions.sort().subarray(first, first + take) : selectRange(positions, order.size, first, take);
   const page = Array.from(wanted, (p) => order.order[p]!);
   return descending ? page.reverse() : page;
