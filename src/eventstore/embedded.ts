@@ -535,7 +535,7 @@ export class EmbeddedEventStore implements EventStore {
       // The head moved since the last look: another process (an import) has just committed, and leaves the write
       // lock free for a while (an import sharing the log pauses after each transaction). The moment to let go of
       // the pages read, if due: reopening the file takes the write lock, and while an import's transaction held
-      // it, this thread waited (stalls of 170-280 ms in a server's profile during a live import of 1M events).
+      // it, this thread waited (stalls of 115-280 ms in a server's profiles during live imports of 1M events).
       const moved = lastHead !== undefined && head !== lastHead;
       lastHead = head;
       if (moved && this.releaseEvery > 0 && read >= this.releaseEvery) {

@@ -7,7 +7,9 @@
  * gets a new row, and the old row keeps its values until the indexes have
  * let go of it. Changes land in the record lookup at once (projections
  * read it); the indexes catch up at `flush`, all pending changes at once,
- * when an index is next read or the projector has caught up.
+ * when an index is next read or the projector has caught up — or, for a big
+ * table while a server serves, a publication at a time in the background
+ * (`publishInBackground`).
  */
 import { FragmentStore } from './fragment-store.js';
 import { SymbolCodes } from './symbol-codes.js';
@@ -110,8 +112,8 @@ export class Table<R extends Identified> implements RowSource {
   private removedRows: number[] = [];
   /** Whether changes reach the indexes by `publishStep` (see `publishInBackground`). */
   private staged = false;
-  /** The publication under way: the rows it adds and removes, and the work left (it takes the new orders when done). */
-  private publication: { readonly added: readonly number[]; readonly removed: readonly number[]; readonly work: Generator<undefined, void> } | undefined;
+  /** The work left of the publication under way (it takes the new orders when done). */
+  private publication: Generator<undefined, void> | undefined;
 
   /** Index name → its signature (SavedIndex). */
   private readonly signatures = new Map<string, string>();
@@ -523,9 +525,9 @@ export class Table<R extends Identified> implements RowSource {
       const added = this.takeAdded(PUBLISHING);
       const removed = this.removedRows;
       this.removedRows = [];
-      this.publication = { added, removed, work: this.publicationWork(added, removed) };
+      this.publication = this.publicationWork(added, removed);
     }
-    const { work } = this.publication;
+    const work = this.publication;
     do {
       if (work.next().done) {
         this.publication = undefined;
