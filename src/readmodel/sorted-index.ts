@@ -315,7 +315,7 @@ export class SortedIndex {
   update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
     this.changed();
     const compare = this.comparator();
-    const gone = this.placesOf(removed, compare);
+    const gone = this.placesOf(removed);
     if (gone === undefined) {
       this.mergeAll(isRemoved, removed, added, compare);
       return;
@@ -325,12 +325,25 @@ export class SortedIndex {
   }
 
   /** The positions of these rows, ascending and each once; undefined if one is not where a search puts it. */
-  private placesOf(rows: readonly number[], compare: RowComparator): Uint32Array | undefined {
+  private placesOf(rows: readonly number[]): Uint32Array | undefined {
+    const steps = this.placesInSteps(rows);
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+    }
+  }
+
+  /** `placesOf`, yielding every PLACE_STEP searches (the comparator taken again after each: a table may grow meanwhile). */
+  private *placesInSteps(rows: readonly number[]): Generator<undefined, Uint32Array | undefined> {
     const places = new Uint32Array(rows.length);
-    for (let i = 0; i < rows.length; i++) {
-      const at = this.position(rows[i]!, compare);
-      if (at >= this.length || this.rows[at] !== rows[i]) return undefined;
-      places[i] = at;
+    for (let i = 0; i < rows.length; ) {
+      const compare = this.comparator();
+      for (const end = Math.min(i + PLACE_STEP, rows.length); i < end; i++) {
+        const at = this.position(rows[i]!, compare);
+        if (at >= this.length || this.rows[at] !== rows[i]) return undefined;
+        places[i] = at;
+      }
+      if (i < rows.length) yield;
     }
     places.sort();
     let n = 0;
@@ -381,12 +394,12 @@ export class SortedIndex {
    * `update` made beside the current order, a step at a time (a generator: it yields between steps), for `adopt`
    * to take once made: searches go on reading the current order meanwhile. The rows it places, and those of the
    * index, must keep their columns until then (a table changes a record by giving it a new row). Its steps: finding
-   * the removed rows (a binary search each), placing the added ones (galloping), then copying the order's blocks
-   * between them, `NEXT_ORDER_STEP` positions a step.
+   * the removed rows (a binary search each) and placing the added ones (galloping), `PLACE_STEP` rows a step, then
+   * copying the order's blocks between them, `NEXT_ORDER_STEP` positions a step.
    */
   *nextOrder(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): Generator<undefined, NextOrder> {
     // (The comparator is taken again after each yield: a table that grew meanwhile reads other column arrays.)
-    const gone = this.placesOf(removed, this.comparator());
+    const gone = yield* this.placesInSteps(removed);
     if (gone === undefined) return this.merged(isRemoved, removed, added, this.comparator());
     yield;
     const fresh = Uint32Array.from(added).sort(this.comparator());
