@@ -120,6 +120,7 @@ t.test('ETag: none while a table publishing in the background shows the institut
   await app.runtime.projector.waitFor(tagging.position);
   const owls = await app.server.inject({ method: 'GET', url: '/api/profiles/search/?tag=night+owl', headers: { 'api-key': DEMO_KEY } });
   t.same(owls.json().results.map((p: { id: string }) => p.id), ['5e79e23e-8ac2-4989-8dd6-a44ea07d7078'], 'the profile just tagged');
+  t.match(JSON.stringify(owls.json().results[0]), /Night owl/, 'as it is now, with the tag');
 
   while (publish(Infinity));
   t.notOk(model.stale(RIVERSIDE));

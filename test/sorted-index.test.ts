@@ -447,26 +447,28 @@ t.test('a table loaded with room for its rows (reserve) is not grown ahead until
   }
 });
 
+/** The shifts of one institution the background tests apply to a model: the i-th starts at hour `hour` (i by default). */
+const institution = '00000000-0000-4000-8000-000000000001';
+const shift = (i: number, hour = i): ShiftRecord => ({
+  id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
+  institution_id: institution,
+  opportunity_id: '10000000-0000-4000-8000-000000000000',
+  title: `Shift ${i % 7}`,
+  description: null,
+  shift_start_at: hour * 3_600_000_000,
+  shift_end_at: (hour + 1) * 3_600_000_000,
+  spots: 1 + (i % 5),
+  location: '',
+  spots_reserved: 0,
+  removed: false,
+  created_at: i,
+  updated_at: i,
+});
+
 t.test("a server's background work grows a nearly full table ahead of need, before any row needs the room", async (t) => {
   const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows, growAllocationGapMs: Table.growAllocationGapMs };
   Object.assign(Table, { growAheadFrom: 64, growStepRows: 16, growAllocationGapMs: 0 });
   t.teardown(() => Object.assign(Table, defaults));
-  const institution = '00000000-0000-4000-8000-000000000001';
-  const shift = (i: number): ShiftRecord => ({
-    id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
-    institution_id: institution,
-    opportunity_id: '10000000-0000-4000-8000-000000000000',
-    title: `Shift ${i % 7}`,
-    description: null,
-    shift_start_at: i * 3_600_000_000,
-    shift_end_at: (i + 1) * 3_600_000_000,
-    spots: 1 + (i % 5),
-    location: '',
-    spots_reserved: 0,
-    removed: false,
-    created_at: i,
-    updated_at: i,
-  });
   const model = new ReadModel(tableDefs);
   let added = 0;
   const table = () => model.table('shift', institution)!;
@@ -486,22 +488,6 @@ t.test("a server's background work publishes a big table's changes soon after th
   const defaults = { publishFrom: Table.publishFrom };
   Table.publishFrom = 64;
   t.teardown(() => Object.assign(Table, defaults));
-  const institution = '00000000-0000-4000-8000-000000000001';
-  const shift = (i: number, hour = i): ShiftRecord => ({
-    id: `5${String(i).padStart(7, '0')}-0000-4000-8000-000000000000`,
-    institution_id: institution,
-    opportunity_id: '10000000-0000-4000-8000-000000000000',
-    title: `Shift ${i % 7}`,
-    description: null,
-    shift_start_at: hour * 3_600_000_000,
-    shift_end_at: (hour + 1) * 3_600_000_000,
-    spots: 1 + (i % 5),
-    location: '',
-    spots_reserved: 0,
-    removed: false,
-    created_at: i,
-    updated_at: i,
-  });
   const model = new ReadModel(tableDefs);
   for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
   model.flush();

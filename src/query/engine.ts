@@ -98,8 +98,6 @@ export function search<R extends Identified>(
     const hit = row !== undefined && checkOf(table, plan.constraints)(row);
     return { count: hit ? 1 : 0, rows: hit && offset === 0 ? [row] : [] };
   }
-  // Postings hold the current rows, which a table publishing in the background may not have indexed yet.
-  if (plan.constraints.some((c) => c.kind === 'rows')) table.flush();
   // A range every row of its index is in filters nothing.
   const constraints = plan.constraints.filter((c) => !filtersNothing(table, c));
   if (constraints.length === 0) return all();

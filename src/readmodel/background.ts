@@ -25,7 +25,6 @@ export function finishBackgroundWork(model: ReadModel): void {
 
 export function workInBackground(model: ReadModel, ready: () => boolean = () => true, sliceMs = 4, idleMs = 100): { stop(): void } {
   let stopped = false;
-  let publishing = false;
   /** Set while waiting `idleMs` with nothing to do: a change to publish wakes it at once. */
   let asleep = false;
   let timer: NodeJS.Timeout | NodeJS.Immediate | undefined;
@@ -42,7 +41,7 @@ export function workInBackground(model: ReadModel, ready: () => boolean = () => 
       timer = setTimeout(tick, idleMs).unref();
       return;
     }
-    if (!publishing) model.publishInBackground((publishing = true), wake);
+    if (!model.publishesInBackground) model.publishInBackground(true, wake);
     const deadline = performance.now() + sliceMs;
     if (workUntil(model, deadline)) timer = setImmediate(tick).unref();
     else {
@@ -54,7 +53,7 @@ export function workInBackground(model: ReadModel, ready: () => boolean = () => 
   return {
     stop() {
       stopped = true;
-      if (publishing) model.publishInBackground(false);
+      if (model.publishesInBackground) model.publishInBackground(false);
       clearTimeout(timer as NodeJS.Timeout);
       clearImmediate(timer as NodeJS.Immediate);
     },

@@ -304,37 +304,21 @@ export class SortedIndex {
 
   /**
    * Remove the rows `removed` (for which `isRemoved` holds) and add the rows
-   * of `added`, however many: each is placed by binary search (a removed
-   * row's columns and id still hold what it was indexed by) and the rows
-   * between are moved as blocks, in place. The cost is a comparison per
-   * change and step of a search, plus moving memory, not a comparison per
-   * row of the index (each of which reads two rows' columns at random: 6 s
-   * of the server's 11 s while 10,000 events were appended to a million
-   * shifts, when batches were merged that way).
+   * of `added`, however many, now: `nextOrder` run through, then taken.
    */
   update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
-    this.changed();
-    const compare = this.comparator();
-    const gone = this.placesOf(removed);
-    if (gone === undefined) {
-      this.mergeAll(isRemoved, removed, added, compare);
-      return;
-    }
-    this.removeAt(gone);
-    this.insertAll(Uint32Array.from(added).sort(compare), compare);
-  }
-
-  /** The positions of these rows, ascending and each once; undefined if one is not where a search puts it. */
-  private placesOf(rows: readonly number[]): Uint32Array | undefined {
-    const steps = this.placesInSteps(rows);
+    const steps = this.nextOrder(isRemoved, removed, added);
     for (;;) {
       const step = steps.next();
-      if (step.done) return step.value;
+      if (step.done) return this.adopt(step.value);
     }
   }
 
-  /** `placesOf`, yielding every PLACE_STEP searches (the comparator taken again after each: a table may grow meanwhile). */
-  private *placesInSteps(rows: readonly number[]): Generator<undefined, Uint32Array | undefined> {
+  /**
+   * The positions of these rows, ascending and each once (undefined if one is not where a search puts it), yielding
+   * every PLACE_STEP searches (the comparator taken again after each: a table may grow meanwhile).
+   */
+  private *placesOf(rows: readonly number[]): Generator<undefined, Uint32Array | undefined> {
     const places = new Uint32Array(rows.length);
     for (let i = 0; i < rows.length; ) {
       const compare = this.comparator();
@@ -351,55 +335,24 @@ export class SortedIndex {
     return places.subarray(0, n);
   }
 
-  /** Drop the rows at these positions (ascending, distinct), closing the gaps. */
-  private removeAt(places: Uint32Array): void {
-    if (places.length === 0) return;
-    let to = places[0]!;
-    for (let g = 0; g < places.length; g++) {
-      const from = places[g]! + 1;
-      const end = g + 1 < places.length ? places[g + 1]! : this.length;
-      this.rows.copyWithin(to, from, end);
-      to += end - from;
-    }
-    this.length = to;
-  }
-
-  /** Insert these rows (sorted by `compare`, none in the index yet): each block of the index moved once, from the back. */
-  private insertAll(fresh: Uint32Array, compare: RowComparator): void {
-    const m = fresh.length;
-    if (m === 0) return;
-    if (this.length + m > this.rows.length) {
-      const grown = new Uint32Array(capacityFor(this.length + m));
-      grown.set(this.rows.subarray(0, this.length));
-      this.rows = grown;
-    }
-    const places = new Uint32Array(m);
-    let from = 0;
-    // Sorted, so each place is at or after the last: found by galloping from it, about log(n/m) comparisons each
-    // rather than log(n) (a live import's batch of thousands of rows into an index of a million); on the leading
-    // column's values first, the whole comparison only among rows equal on it.
-    const lead = this.leadingColumn();
-    for (let j = 0; j < m; j++) from = places[j] = this.placeAfter(fresh[j]!, compare, from, lead);
-    let end = this.length;
-    for (let j = m - 1; j >= 0; j--) {
-      const at = places[j]!;
-      this.rows.copyWithin(at + j + 1, at, end);
-      this.rows[at + j] = fresh[j]!;
-      end = at;
-    }
-    this.length += m;
-  }
-
   /**
-   * `update` made beside the current order, a step at a time (a generator: it yields between steps), for `adopt`
-   * to take once made: searches go on reading the current order meanwhile. The rows it places, and those of the
-   * index, must keep their columns until then (a table changes a record by giving it a new row). Its steps: finding
-   * the removed rows (a binary search each) and placing the added ones (galloping), `PLACE_STEP` rows a step, then
-   * copying the order's blocks between them, `NEXT_ORDER_STEP` positions a step.
+   * The order with the rows `removed` (for which `isRemoved` holds) taken out and those of `added` in, made beside
+   * the current one a step at a time (a generator: it yields between steps), for `adopt` to take once made:
+   * searches go on reading the current order meanwhile. The rows it places, and those of the index, must keep their
+   * columns until then (a table changes a record by giving it a new row). Its steps:
+   * - each removed row found by binary search (its columns and id still hold what it was indexed by), and each
+   *   added one placed by galloping from the last place (about log(n/m) comparisons each, rather than log(n): a
+   *   live import's thousands of rows into an index of a million; on the leading column's values first), PLACE_STEP
+   *   rows a step;
+   * - the order's blocks between those places copied, NEXT_ORDER_STEP positions a step.
+   * The cost is a comparison per change and step of a search, plus copying memory, not a comparison per row of the
+   * index (each of which reads two rows' columns at random: 6 s of the server's 11 s while 10,000 events were
+   * appended to a million shifts, when batches were merged that way; that is left for a removed row no search
+   * finds).
    */
   *nextOrder(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): Generator<undefined, NextOrder> {
     // (The comparator is taken again after each yield: a table that grew meanwhile reads other column arrays.)
-    const gone = yield* this.placesInSteps(removed);
+    const gone = yield* this.placesOf(removed);
     if (gone === undefined) return this.merged(isRemoved, removed, added, this.comparator());
     yield;
     const fresh = Uint32Array.from(added).sort(this.comparator());
@@ -458,14 +411,7 @@ export class SortedIndex {
     this.length = order.length;
   }
 
-  /** Merge `added` into the index, dropping `removed`, comparing every row (when a removed row could not be found by search). */
-  private mergeAll(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[], compare: RowComparator): void {
-    const { rows, length } = this.merged(isRemoved, removed, added, compare);
-    this.rows = rows;
-    this.length = length;
-  }
-
-  /** The order `mergeAll` makes, in a new array. */
+  /** The order with `added` merged in and `removed` dropped, comparing every row (when a removed row could not be found by search), in a new array. */
   private merged(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[], compare: RowComparator): NextOrder {
     const fresh = Uint32Array.from(added).sort(compare);
     const old = this.rows;

@@ -244,6 +244,8 @@ export class Table<R extends Identified> implements RowSource {
 
   /** The rows of the current records holding this value (in lower case) of a parameter with values; undefined for another parameter. */
   holding(param: string, value: string): ReadonlySet<number> | undefined {
+    // (Its rows are the current ones, which a search then finds in the indexes: published first, if need be.)
+    this.flush();
     const posting = this.postings.get(param);
     return posting && (posting.rows.get(value) ?? NONE);
   }
@@ -434,9 +436,9 @@ export class Table<R extends Identified> implements RowSource {
     this.ranks.changed();
     const pending = this.pending;
     const removed = this.removedRows;
+    const many = this.manyChanges();
     const added = this.takeAdded(0);
-    const indexed = this.rowOfId.size - added.length + removed.length;
-    if ((added.length + removed.length) * 4 >= indexed) {
+    if (many) {
       // Many changes (a start-up, a replay): sort every row from scratch.
       const rows = Uint32Array.from(this.rowOfId.values());
       const ranks = new ColumnRanks(this, rows, this.records.length);
@@ -466,6 +468,12 @@ export class Table<R extends Identified> implements RowSource {
 
   private hasChanges(): boolean {
     return this.addedRows.length > 0 || this.removedRows.length > 0;
+  }
+
+  /** Whether the changes are many beside the rows indexed (a start-up, a replay): every row is then sorted from scratch. */
+  private manyChanges(): boolean {
+    const changes = this.addedRows.length + this.removedRows.length;
+    return changes * 4 >= this.rowOfId.size - this.addedRows.length + this.removedRows.length;
   }
 
   /** The rows added since the last flush that are still current (each once), marked `state`; the list emptied. */
@@ -517,8 +525,7 @@ export class Table<R extends Identified> implements RowSource {
   publishStep(deadline: number): boolean {
     if (this.publication === undefined) {
       if (!this.hasChanges()) return false;
-      const indexed = this.rowOfId.size - this.addedRows.length + this.removedRows.length;
-      if ((this.addedRows.length + this.removedRows.length) * 4 >= indexed) {
+      if (this.manyChanges()) {
         this.flush(); // (sorted from scratch: no cheaper a step at a time)
         return false;
       }
@@ -539,7 +546,8 @@ export class Table<R extends Identified> implements RowSource {
 
   /** The work of a publication: every index's next order made, then all taken at once. */
   private *publicationWork(added: readonly number[], removed: readonly number[]): Generator<undefined, void> {
-    // (What a mergeAll drops: this publication's removed rows only; those removed since wait for the next.)
+    // (What a merge of every row drops, when a removed row is not found: this publication's removed rows only; those
+    // removed since wait for the next.)
     const gone = new Set(removed);
     const isRemoved = (row: number) => gone.has(row);
     const orders: Array<[SortedIndex, NextOrder]> = [];
