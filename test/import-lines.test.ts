@@ -6,14 +6,14 @@
  */
 import { spawnSync } from 'node:child_process';
 import { createHash, randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { open } from 'lmdb';
 import t from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { type EventStore, startOfLog } from '../src/eventstore/port.js';
 import { ImportError, importEvents, importFile } from '../src/importer/import.js';
-import { fileLines } from '../src/importer/lines.js';
+import { blockLines, fileLines } from '../src/importer/lines.js';
 import { fileSpool } from '../src/importer/spool.js';
 import { ROOT, startApp, tempDir } from './helpers.js';
 
@@ -39,6 +39,38 @@ t.test('lines split across chunks, multi-byte characters, a last line without ne
   t.same([...fileLines(file, 7)], lines, 'a trailing newline adds no line');
   writeFileSync(file, '');
   t.same([...fileLines(file)], [], 'an empty file has no lines');
+});
+
+t.test("blocks of a file give each line once, in order, whole: a worker's share of a big file", async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const file = join(temp.dir, 'x.ndjson');
+  const lines = ['{"a":"Zoë Ångström 🙂"}', '', 'plain', '€€€€€€€€', '', '🙂🙂🙂', 'x'.repeat(300), 'last'];
+  const linesOf = (block: number) => {
+    const fd = openSync(file, 'r');
+    try {
+      const { size } = fstatSync(fd);
+      const out: string[] = [];
+      for (let from = 0; from < size; from += block) out.push(...blockLines(fd, from, from + block, size));
+      return out;
+    } finally {
+      closeSync(fd);
+    }
+  };
+  for (const [text, what] of [
+    [lines.join('\n'), 'a last line without a line break'],
+    [`${lines.join('\n')}\n`, 'a last line break'],
+    [`\n${lines.join('\n')}\n\n`, 'blank lines first and last'],
+  ] as const) {
+    writeFileSync(file, text);
+    const expected = [...fileLines(file)];
+    // Blocks of every size from 1 byte up begin and end at every place: inside characters, at line breaks, inside a line longer than the block.
+    const wrong = [];
+    for (let block = 1; block <= 420; block++) if (JSON.stringify(linesOf(block)) !== JSON.stringify(expected)) wrong.push(block);
+    t.same(wrong, [], `${what}: every block size gives fileLines's lines`);
+  }
+  writeFileSync(file, '');
+  t.same(linesOf(4), [], 'an empty file has no lines');
 });
 
 t.test('a file spool gives back every item in order, and its file goes with dispose', async (t) => {
@@ -251,7 +283,7 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   };
   const here = await logged('here', { lineWorkersFrom: Number.POSITIVE_INFINITY });
   // Alone with its log, in chunks of 1,000 events: stream entries put off, and written every 1,500 and at the end.
-  const onWorkers = await logged('workers', { lineWorkersFrom: 0, lineWorkers: 3, ownsStore: true, chunk: 1_000, indexEvery: 1_500 });
+  const onWorkers = await logged('workers', { lineWorkersFrom: 0, lineWorkers: 3, lineBlockBytes: 40_000, ownsStore: true, chunk: 1_000, indexEvery: 1_500 });
   t.equal(here.result.appended, lines.filter((line) => line !== '').length, 'every line appended');
   t.same(here.renamedStream, [[0, 'CategoryCreated'], [1, 'CategoryUpdated'], [2, 'CategoryUpdated']]);
   t.same(onWorkers, here, 'the same events, in the same order, with the same ids (derived ones included), and the same streams');
@@ -282,7 +314,7 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   };
   const found = await problems({ lineWorkersFrom: Number.POSITIVE_INFINITY });
   t.ok(Array.isArray(found) && found.length > 1, 'the file is refused');
-  t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2 }), found, 'the same problems, by line');
+  t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2, lineBlockBytes: 30_000 }), found, 'the same problems, by line');
 });
 
 t.test('an import that stops being alone with its log (a server opened it) writes the stream entries it put off before its next append', async (t) => {

@@ -128,6 +128,8 @@ export interface ImportOptions {
   lineWorkersFrom?: number;
   /** importFile: how many worker threads check a big file's lines (as many as the cores, at most 4, unless given). */
   lineWorkers?: number;
+  /** importFile: the bytes of a big file each message of a worker covers (tests lower it). */
+  lineBlockBytes?: number;
 }
 
 /** Problems kept to report (the rest are counted). */
@@ -206,10 +208,10 @@ export function importEvents(store: EventStore, file: string, text: string, opti
  * A big file's lines are checked on worker threads while this one reads the log and checks their results against it.
  */
 export async function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
-  const { onProgress, lineWorkersFrom = LINE_WORKERS_FROM_BYTES, lineWorkers = defaultLineWorkers() } = options;
+  const { onProgress, lineWorkersFrom = LINE_WORKERS_FROM_BYTES, lineWorkers = defaultLineWorkers(), lineBlockBytes } = options;
   const lines =
     statSync(file).size >= lineWorkersFrom
-      ? checkedLineBatches(file, lineWorkers, (done) => onProgress?.({ phase: 'reading', done }))
+      ? checkedLineBatches(file, lineWorkers, (done) => onProgress?.({ phase: 'reading', done }), lineBlockBytes)
       : checkedHere(counted(fileLines(file), onProgress));
   return importChecked(store, file, lines, options);
 }

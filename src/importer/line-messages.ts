@@ -7,14 +7,14 @@ export interface LineTask {
   /** This worker, of `workers`: it checks batches index, index + workers, … */
   readonly index: number;
   readonly workers: number;
-  /** Lines a batch holds (the last may hold fewer). */
-  readonly batchLines: number;
+  /** Bytes of the file a batch covers: batch k holds the lines that begin in [k × blockBytes, (k + 1) × blockBytes). */
+  readonly blockBytes: number;
   /** Batches a worker sends at most before the parent has taken them (each taken is said with a message). */
   readonly ahead: number;
 }
 
 /**
- * Sent by a worker: the results of batch `batch` (its lines batch × batchLines + 1, …), blank lines left out, as
+ * Sent by a worker: the results of batch `batch` (the lines that begin in its block), blank lines left out, as
  * JSON of arrays (`wire`) with the checked lines' bodies apart, in order: a message of a few strings. The results
  * as objects were a dozen objects a line to copy: this thread, which the workers then waited for, spent 5.2 of its
  * 19 s at 1.77M lines in native code its profile does not name (the copies, as I read it). As JSON of objects, a line
@@ -22,6 +22,8 @@ export interface LineTask {
  */
 export interface LineBatch {
   readonly batch: number;
+  /** Lines that begin in its block (blank ones included); its results number them from 1. */
+  readonly lines: number;
   /** JSON of the results, each `wire`d. */
   readonly json: string;
   readonly bodies: readonly string[];
@@ -42,16 +44,16 @@ export function wire(result: LineResult): Wired {
   return [result.line, result.id ?? 0, result.raw ?? 0, type, institution, effects.creates ? wireRef(effects.creates) : 0, effects.refs.map(wireRef), effects.ends ? wireRef(effects.ends) : 0, problems, key ?? 0];
 }
 
-/** A batch's results again. */
-export function resultsOf({ json, bodies }: LineBatch): LineResult[] {
-  const wired = JSON.parse(json) as Wired[];
+/** A batch's results again, its lines numbered in the file: the first after `before` lines. */
+export function resultsOf(batch: LineBatch, before: number): LineResult[] {
+  const wired = JSON.parse(batch.json) as Wired[];
   let next = 0;
   return wired.map((w): LineResult => {
-    if (w.length === 2) return { line: w[0], problems: w[1] };
+    if (w.length === 2) return { line: w[0] + before, problems: w[1].map((problem) => ({ ...problem, line: problem.line + before })) };
     const [line, id, raw, type, institution, creates, refs, ends, problems, key] = w;
     const effects = { refs: refs.map(unwireRef), ...(creates === 0 ? {} : { creates: unwireRef(creates) }), ...(ends === 0 ? {} : { ends: unwireRef(ends) }) };
     const facts: EventFacts = key === 0 ? { type, institution, effects, problems } : { type, institution, effects, problems, key };
-    return { line, id: id === 0 ? undefined : id, raw: raw === 0 ? undefined : raw, facts, body: bodies[next++]! };
+    return { line: line + before, id: id === 0 ? undefined : id, raw: raw === 0 ? undefined : raw, facts, body: batch.bodies[next++]! };
   });
 }
 

@@ -14,37 +14,44 @@ const MIN_CAPACITY = 1024;
 /** The table doubles when more than this share of its slots is taken (open addressing, linear probing). */
 const MAX_LOAD = 0.7;
 
-/** Each hex digit's value by char code, -1 for any other character (upper case included: such a key is not canonical). */
-const HEX = new Int8Array(128).fill(-1);
+/** Each hex digit's value by UTF-16 code unit, -1 for any other (upper case included: such a key is not canonical). */
+const HEX = new Int32Array(65536).fill(-1);
 for (let c = 0; c < 10; c++) HEX[48 + c] = c;
 for (let c = 0; c < 6; c++) HEX[97 + c] = 10 + c;
 
-/** The four 32-bit words of a canonical UUID written into `into`, or false when `key` is not one. */
+const DASH = 45;
+
+/** The four hex digits at `i` as a number, negative if any is not one. */
+function hex4(key: string, i: number): number {
+  return (HEX[key.charCodeAt(i)]! << 12) | (HEX[key.charCodeAt(i + 1)]! << 8) | (HEX[key.charCodeAt(i + 2)]! << 4) | HEX[key.charCodeAt(i + 3)]!;
+}
+
+/**
+ * The four 32-bit words of a canonical UUID written into `into`, or false when `key` is not one. Unrolled, four
+ * digits at a time: the loop over 36 characters was a third of an import's look-ups.
+ */
 function parse(key: string, into: Uint32Array): boolean {
-  if (key.length !== 36) return false;
-  let word = 0;
-  let value = 0;
-  let digits = 0;
-  for (let i = 0; i < 36; i++) {
-    const code = key.charCodeAt(i);
-    if (i === 8 || i === 13 || i === 18 || i === 23) {
-      if (code !== 45) return false;
-      continue;
-    }
-    const nibble = code < 128 ? HEX[code]! : -1;
-    if (nibble < 0) return false;
-    value = (value << 4) | nibble;
-    if (++digits === 8) {
-      into[word++] = value >>> 0;
-      value = 0;
-      digits = 0;
-    }
+  if (key.length !== 36 || key.charCodeAt(8) !== DASH || key.charCodeAt(13) !== DASH || key.charCodeAt(18) !== DASH || key.charCodeAt(23) !== DASH) {
+    return false;
   }
+  const a = hex4(key, 0);
+  const b = hex4(key, 4);
+  const c = hex4(key, 9);
+  const d = hex4(key, 14);
+  const e = hex4(key, 19);
+  const f = hex4(key, 24);
+  const g = hex4(key, 28);
+  const h = hex4(key, 32);
+  if ((a | b | c | d | e | f | g | h) < 0) return false;
+  into[0] = (a << 16) | b;
+  into[1] = (c << 16) | d;
+  into[2] = (e << 16) | f;
+  into[3] = (g << 16) | h;
   return true;
 }
 
-function hash(w: Uint32Array): number {
-  let h = w[0]! ^ Math.imul(w[1]!, 0x9e3779b1) ^ Math.imul(w[2]!, 0x85ebca6b) ^ Math.imul(w[3]!, 0xc2b2ae35);
+function hash(w0: number, w1: number, w2: number, w3: number): number {
+  let h = w0 ^ Math.imul(w1, 0x9e3779b1) ^ Math.imul(w2, 0x85ebca6b) ^ Math.imul(w3, 0xc2b2ae35);
   h ^= h >>> 16;
   h = Math.imul(h, 0x7feb352d);
   h ^= h >>> 15;
@@ -52,11 +59,16 @@ function hash(w: Uint32Array): number {
   return (h ^ (h >>> 16)) >>> 0;
 }
 
+/**
+ * Words a slot: the value plus one (EMPTY for a free slot), then the key's four. One array, so a look-up reads
+ * one place in memory: with the keys and values apart, each look-up of a table of millions missed the cache (and
+ * the TLB) twice, 650 ns a look-up at 1.77M keys.
+ */
+const SLOT = 5;
+
 export class UuidTable {
-  /** Four words a slot. */
-  private keys = new Uint32Array(MIN_CAPACITY * 4);
-  /** A slot's value plus one; EMPTY for a free slot. */
-  private values = new Uint32Array(MIN_CAPACITY);
+  private slots = new Uint32Array(MIN_CAPACITY * SLOT);
+  private capacity = MIN_CAPACITY;
   private taken = 0;
   private readonly others = new Map<string, number>();
   private readonly words = new Uint32Array(4);
@@ -68,7 +80,7 @@ export class UuidTable {
   /** The value kept for `key`, or undefined. */
   get(key: string): number | undefined {
     if (!parse(key, this.words)) return this.others.get(key);
-    const found = this.values[this.slotOf(this.words)]!;
+    const found = this.slots[this.slotOf(this.words)]!;
     return found === EMPTY ? undefined : found - 1;
   }
 
@@ -89,47 +101,54 @@ export class UuidTable {
       this.set(key, (before | bits) >>> 0);
       return before;
     }
-    const slot = this.slotOf(this.words);
-    const found = this.values[slot]!;
+    const at = this.slotOf(this.words);
+    const found = this.slots[at]!;
     const before = found === EMPTY ? 0 : found - 1;
     const after = (before | bits) >>> 0;
     if (after > 0xfffffffe) throw new RangeError(`a UuidTable value must be a 32-bit count, not ${after}`);
-    if (after !== before || found === EMPTY) this.put(slot, after);
+    if (after !== before || found === EMPTY) this.put(at, after);
     return before;
   }
 
-  /** Keep `value` in `slot` (slotOf the key in `words`), the key too if the slot was free. */
-  private put(slot: number, value: number): void {
-    if (this.values[slot] === EMPTY) {
-      this.keys.set(this.words, slot * 4);
+  /** Keep `value` in the slot at `at` (slotOf the key in `words`), the key too if the slot was free. */
+  private put(at: number, value: number): void {
+    const slots = this.slots;
+    if (slots[at] === EMPTY) {
+      const w = this.words;
+      slots[at + 1] = w[0]!;
+      slots[at + 2] = w[1]!;
+      slots[at + 3] = w[2]!;
+      slots[at + 4] = w[3]!;
       this.taken++;
     }
-    this.values[slot] = value + 1;
-    if (this.taken > this.values.length * MAX_LOAD) this.grow();
+    slots[at] = value + 1;
+    if (this.taken > this.capacity * MAX_LOAD) this.grow();
   }
 
-  /** The slot holding these words, or the free slot where they would go. */
+  /** Where the slot holding these words starts, or the free slot's where they would go. */
   private slotOf(w: Uint32Array): number {
-    const mask = this.values.length - 1;
-    const keys = this.keys;
-    for (let slot = hash(w) & mask; ; slot = (slot + 1) & mask) {
-      if (this.values[slot] === EMPTY) return slot;
-      const at = slot * 4;
-      if (keys[at] === w[0] && keys[at + 1] === w[1] && keys[at + 2] === w[2] && keys[at + 3] === w[3]) return slot;
+    return UuidTable.find(this.slots, this.capacity - 1, w[0]!, w[1]!, w[2]!, w[3]!);
+  }
+
+  private static find(slots: Uint32Array, mask: number, w0: number, w1: number, w2: number, w3: number): number {
+    for (let slot = hash(w0, w1, w2, w3) & mask; ; slot = (slot + 1) & mask) {
+      const at = slot * SLOT;
+      if (slots[at] === EMPTY) return at;
+      if (slots[at + 1] === w0 && slots[at + 2] === w1 && slots[at + 3] === w2 && slots[at + 4] === w3) return at;
     }
   }
 
   private grow(): void {
-    const { keys, values } = this;
-    this.keys = new Uint32Array(keys.length * 2);
-    this.values = new Uint32Array(values.length * 2);
-    const w = new Uint32Array(4);
-    for (let slot = 0; slot < values.length; slot++) {
-      if (values[slot] === EMPTY) continue;
-      w.set(keys.subarray(slot * 4, slot * 4 + 4));
-      const to = this.slotOf(w);
-      this.keys.set(w, to * 4);
-      this.values[to] = values[slot]!;
+    const old = this.slots;
+    const capacity = this.capacity * 2;
+    const slots = new Uint32Array(capacity * SLOT);
+    const mask = capacity - 1;
+    for (let from = 0; from < old.length; from += SLOT) {
+      if (old[from] === EMPTY) continue;
+      const to = UuidTable.find(slots, mask, old[from + 1]!, old[from + 2]!, old[from + 3]!, old[from + 4]!);
+      for (let w = 0; w < SLOT; w++) slots[to + w] = old[from + w]!;
     }
+    this.slots = slots;
+    this.capacity = capacity;
   }
 }
