@@ -20,6 +20,11 @@ function derivedId(text: string, occurrence: number): string {
 export class EventIds {
   private readonly met = new UuidTable();
 
+  /** Room for `more` ids than are met now (see UuidTable.reserve). */
+  reserve(more: number): void {
+    this.met.reserve(this.met.size + more);
+  }
+
   /** An event the log holds. */
   inLog(id: string): void {
     this.met.or(id, IN_LOG);

@@ -209,11 +209,17 @@ export function importEvents(store: EventStore, file: string, text: string, opti
  */
 export async function importFile(store: EventStore, file: string, options: ImportOptions = {}): Promise<ImportResult> {
   const { onProgress, lineWorkersFrom = LINE_WORKERS_FROM_BYTES, lineWorkers = defaultLineWorkers(), lineBlockBytes } = options;
+  const expected: ExpectedLines = { lines: 0, share: 0 };
+  const onLines = (done: number, estimate: number, share: number) => {
+    expected.lines = estimate;
+    expected.share = share;
+    onProgress?.({ phase: 'reading', done });
+  };
   const lines =
     statSync(file).size >= lineWorkersFrom
-      ? checkedLineBatches(file, lineWorkers, (done) => onProgress?.({ phase: 'reading', done }), lineBlockBytes)
+      ? checkedLineBatches(file, lineWorkers, onLines, lineBlockBytes)
       : checkedHere(counted(fileLines(file), onProgress));
-  return importChecked(store, file, lines, options);
+  return importChecked(store, file, lines, options, expected);
 }
 
 /** The rows, telling `onProgress` every 10,000 how many have been read. */
@@ -233,8 +239,20 @@ export function appendChecked(store: EventStore, file: string, lines: readonly P
   return importChecked(store, file, results, options);
 }
 
+/** How many lines the file holds, as far as the share of it read so far tells (0: not known). */
+interface ExpectedLines {
+  lines: number;
+  share: number;
+}
+
+/**
+ * The share of a file read before the event ids are given room for the lines it holds at that rate (the first lines
+ * are seldom like the rest: an institution's, its categories').
+ */
+const EXPECT_FROM_SHARE = 1 / 64;
+
 /** `lines` are taken once the log is read: a line without an id has it derived from the log's ids. */
-async function importChecked(store: EventStore, file: string, lines: LineBatches, options: ImportOptions): Promise<ImportResult> {
+async function importChecked(store: EventStore, file: string, lines: LineBatches, options: ImportOptions, expected: ExpectedLines = { lines: 0, share: 0 }): Promise<ImportResult> {
   const { onProgress, chunk = Number.POSITIVE_INFINITY } = options;
   const spool = options.spool ?? memorySpool<SpooledEvent>();
   /** Events appended whose stream entries the store put off (deferStreamEntries) and has not written yet. */
@@ -253,7 +271,7 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
       if (options.ownsStore) await store.releaseReadPages?.();
     };
     const releaseEvery = options.releaseEvery ?? RELEASE_EVERY;
-    const { fresh, skipped, revisions, head } = await checkAgainstLog(store, file, spool, lines, onProgress, counter(releaseEvery, release), release);
+    const { fresh, skipped, revisions, head } = await checkAgainstLog(store, file, spool, lines, expected, onProgress, counter(releaseEvery, release), release);
     const appendedMore = counter(releaseEvery, release);
     // The log as the import last saw it: while its head is there, every stream's revision is in `revisions`.
     let asOf: Position | undefined = head;
@@ -330,13 +348,14 @@ async function checkAgainstLog(
   file: string,
   spool: Spool<SpooledEvent>,
   lines: LineBatches,
+  expected: ExpectedLines,
   onProgress: OnImportProgress | undefined,
   readMore: (n: number) => Promise<void>,
   logRead: () => Promise<void>,
 ) {
   const { ids, directory, revisions, head } = await whatTheLogHolds(store, onProgress, readMore);
   await logRead();
-  return { ...(await checkInto(spool, file, lines, ids, directory)), revisions, head };
+  return { ...(await checkInto(spool, file, lines, expected, ids, directory)), revisions, head };
 }
 
 /** An event as spooled: checked, with its stream. */
@@ -397,6 +416,7 @@ async function checkInto(
   spool: Spool<SpooledEvent>,
   file: string,
   lines: LineBatches,
+  expected: ExpectedLines,
   ids: EventIds,
   directory: ReferenceDirectory,
 ): Promise<{ fresh: number; skipped: number }> {
@@ -404,7 +424,14 @@ async function checkInto(
   const unresolved = new Problems();
   let fresh = 0;
   let skipped = 0;
+  let read = 0;
+  let reserved = false;
   for await (const batch of lines) {
+    if (!reserved && expected.share >= EXPECT_FROM_SHARE) {
+      ids.reserve(expected.lines - read);
+      reserved = true;
+    }
+    read += batch.length;
     for (const parsed of batch) {
       if ('problems' in parsed) {
         refused.add(parsed.problems);

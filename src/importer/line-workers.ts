@@ -7,6 +7,7 @@
  * checks them against the log (ids, references), which needs all that came
  * before. A worker runs at most a few batches ahead of this thread.
  */
+import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
 import type { LineResult } from './line-check.js';
 import { type LineBatch, type LinesEnd, type LineTask, resultsOf } from './line-messages.js';
@@ -78,14 +79,16 @@ class LineWorker {
 
 /**
  * The results of the file's lines, a batch at a time in file order, checked on `workers` threads; `onLines` is
- * told how many lines have been read after each batch.
+ * told how many lines have been read after each batch, the share of the file they were read from, and how many
+ * lines it holds at that rate.
  */
 export async function* checkedLineBatches(
   file: string,
   workers: number,
-  onLines?: (lines: number) => void,
+  onLines?: (lines: number, estimate: number, share: number) => void,
   blockBytes = BLOCK_BYTES,
 ): AsyncGenerator<readonly LineResult[]> {
+  const { size } = statSync(file);
   const pool = Array.from({ length: workers }, (_, index) => new LineWorker({ file, index, workers, blockBytes, ahead: AHEAD }));
   let lines = 0;
   try {
@@ -96,7 +99,8 @@ export async function* checkedLineBatches(
       if (message.batch !== k) throw new Error(`an import's worker thread sent batch ${message.batch} where ${k} was due`);
       const results = resultsOf(message, lines);
       lines += message.lines;
-      onLines?.(lines);
+      const share = Math.min(size, (k + 1) * blockBytes) / size;
+      onLines?.(lines, Math.round(lines / share), share);
       yield results;
     }
   } finally {

@@ -138,9 +138,18 @@ export class UuidTable {
     }
   }
 
-  private grow(): void {
+  /**
+   * Room for `keys` UUIDs in all without growing (one move of what is kept now): each doubling moves every key to a
+   * random place in a bigger array, and the doublings up to 1.77M event ids cost an import's thread about a second.
+   */
+  reserve(keys: number): void {
+    let capacity = this.capacity;
+    while (keys > capacity * MAX_LOAD) capacity *= 2;
+    if (capacity > this.capacity) this.grow(capacity);
+  }
+
+  private grow(capacity = this.capacity * 2): void {
     const old = this.slots;
-    const capacity = this.capacity * 2;
     const slots = new Uint32Array(capacity * SLOT);
     const mask = capacity - 1;
     for (let from = 0; from < old.length; from += SLOT) {
