@@ -296,8 +296,7 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
           yield { stream, events };
           continue;
         }
-        const knownRevision = revisions.of(stream);
-        revisions.set(stream, knownRevision + 1);
+        const knownRevision = revisions.next(stream);
         yield { stream, events, knownRevision };
       }
     }

@@ -19,9 +19,19 @@ export class StreamRevisions {
 
   set(stream: string, revision: number): void {
     const [kind, id] = split(stream);
+    this.tableOf(kind).set(id, revision);
+  }
+
+  /** The stream's last revision (-1 when it has no event), and one event more from now on: `of` then `set`, in one look-up. */
+  next(stream: string): number {
+    const [kind, id] = split(stream);
+    return this.tableOf(kind).increment(id) ?? -1;
+  }
+
+  private tableOf(kind: string): UuidTable {
     let table = this.byKind.get(kind);
     if (table === undefined) this.byKind.set(kind, (table = new UuidTable()));
-    table.set(id, revision);
+    return table;
   }
 }
 

@@ -110,6 +110,24 @@ export class UuidTable {
     return before;
   }
 
+  /** Keep the value for `key` plus one (0 for a key not kept): its value before (undefined if none), in one look-up. */
+  increment(key: string): number | undefined {
+    if (!parse(key, this.words)) {
+      const before = this.others.get(key);
+      this.set(key, before === undefined ? 0 : before + 1);
+      return before;
+    }
+    const at = this.slotOf(this.words);
+    const found = this.slots[at]!;
+    if (found === EMPTY) {
+      this.put(at, 0);
+      return undefined;
+    }
+    if (found - 1 >= 0xfffffffe) throw new RangeError(`a UuidTable value must be a 32-bit count, not ${found}`);
+    this.slots[at] = found + 1;
+    return found - 1;
+  }
+
   /** Keep `value` in the slot at `at` (slotOf the key in `words`), the key too if the slot was free. */
   private put(at: number, value: number): void {
     const slots = this.slots;
