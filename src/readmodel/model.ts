@@ -447,7 +447,9 @@ export class ReadModel implements JsonView {
    */
   stale(institutionId: string): boolean {
     if (!this.publishing) return false;
-    for (const byInstitution of this.tables.values()) if (byInstitution.get(institutionId)?.stale) return true;
+    // Every table waiting for a publication is among the dirty ones (it leaves them once published): none at all
+    // while no change comes in, the common case (this is asked on every GET under /api/).
+    for (const table of this.dirty) if (table.institution === institutionId && table.stale) return true;
     return false;
   }
 
