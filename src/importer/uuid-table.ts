@@ -27,8 +27,9 @@ function hex4(key: string, i: number): number {
 }
 
 /**
- * The four 32-bit words of a canonical UUID written into `into`, or false when `key` is not one. Unrolled, four
- * digits at a time: the loop over 36 characters was a third of an import's look-ups.
+ * The four 32-bit words of a canonical UUID written into `into`, or false when `key` is not one. Four digits at a
+ * time: a loop over the 36 characters took 210-370 ns a key, this 150-290 ns (a look-up of 1.77M keys in random
+ * order: 1.15 s against 0.95 s).
  */
 function parse(key: string, into: Uint32Array): boolean {
   if (key.length !== 36 || key.charCodeAt(8) !== DASH || key.charCodeAt(13) !== DASH || key.charCodeAt(18) !== DASH || key.charCodeAt(23) !== DASH) {
@@ -60,9 +61,9 @@ function hash(w0: number, w1: number, w2: number, w3: number): number {
 }
 
 /**
- * Words a slot: the value plus one (EMPTY for a free slot), then the key's four. One array, so a look-up reads
- * one place in memory: with the keys and values apart, each look-up of a table of millions missed the cache (and
- * the TLB) twice, 650 ns a look-up at 1.77M keys.
+ * Words a slot: the value plus one (EMPTY for a free slot), then the key's four. One array, so a look-up reads one
+ * place in memory, not a key array and a value array (1.77M random UUIDs, set one by one: 0.81 s against 1.04 s;
+ * looked up in another order: no different).
  */
 const SLOT = 5;
 
