@@ -69,6 +69,10 @@ t.test("blocks of a file give each line once, in order, whole: a worker's share 
     for (let block = 1; block <= 420; block++) if (JSON.stringify(linesOf(block)) !== JSON.stringify(expected)) wrong.push(block);
     t.same(wrong, [], `${what}: every block size gives fileLines's lines`);
   }
+  // A line longer than the reads past a block's end (64 KB): the buffer grows until the line ends.
+  writeFileSync(file, ['first', 'y'.repeat(300_000), 'Zoë', 'z'.repeat(140_000)].join('\n'));
+  const long = [...fileLines(file)];
+  for (const block of [1_000, 4_096, 70_000, 1 << 20]) t.same(linesOf(block), long, `a 300 KB line, blocks of ${block} bytes`);
   writeFileSync(file, '');
   t.same(linesOf(4), [], 'an empty file has no lines');
 });
