@@ -463,7 +463,12 @@ export class Table<R extends Identified> implements RowSource {
 
   /** Whether searches now see the table as it was before some of its changes (they wait for a publication). */
   get stale(): boolean {
-    return this.staged && this.rowOfId.size >= Table.publishFrom && this.unpublished;
+    return this.publishedLater && this.unpublished;
+  }
+
+  /** Whether changes reach the indexes only by publication (a big table publishing in the background), not when read. */
+  private get publishedLater(): boolean {
+    return this.staged && this.rowOfId.size >= Table.publishFrom;
   }
 
   private hasChanges(): boolean {
@@ -513,7 +518,7 @@ export class Table<R extends Identified> implements RowSource {
 
   /** Bring the indexes up to date now, unless they are published in the background (see `publishInBackground`). */
   catchUp(): void {
-    if (!this.staged || this.rowOfId.size < Table.publishFrom) this.flush();
+    if (!this.publishedLater) this.flush();
   }
 
   /**
