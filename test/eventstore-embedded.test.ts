@@ -6,12 +6,14 @@ import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
+import fc from 'fast-check';
 import { open } from 'lmdb';
 import t, { type Test } from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
+import { LearningPacker, PackedData } from '../src/eventstore/packed-data.js';
 import { startOfLog } from '../src/eventstore/port.js';
 import { eventStoreContract } from './eventstore-contract.js';
-import { ROOT, tempDir, until } from './helpers.js';
+import { logBytes, ROOT, tempDir, until } from './helpers.js';
 
 const run = promisify(execFile);
 const EMBEDDED = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
@@ -369,4 +371,90 @@ setInterval(() => {}, 1000);`, logPath],
   reader.kill('SIGKILL');
   await ended;
   t.equal(store.openElsewhere(), false, 'not once that process has died');
+});
+
+/** Data of random shapes: keys from a small pool in any order, nested objects and arrays, ASCII and other strings. */
+const dataOf = fc.letrec((tie) => ({
+  value: fc.oneof(
+    { depthSize: 'small' },
+    fc.string(),
+    fc.string({ unit: 'grapheme', maxLength: 40 }),
+    fc.integer(),
+    fc.integer({ min: 0, max: 2 ** 40 }),
+    fc.double({ noNaN: true }),
+    fc.boolean(),
+    fc.constant(null),
+    tie('object'),
+    fc.array(tie('value'), { maxLength: 3 }),
+  ),
+  object: fc.dictionary(fc.constantFrom('institution_id', 'title', 'spots', 'site_ids', 'é', 'description'), tie('value'), { maxKeys: 4 }),
+})).object;
+
+const packedEvents = fc.array(
+  fc.record({
+    stream: fc.constantFrom('shift-a', 'shift-b', 'site-ö', `opportunity-${'x'.repeat(300)}`),
+    type: fc.constantFrom('ShiftCreated', 'SiteAdded', 'Typé'),
+    data: dataOf,
+  }),
+  { minLength: 1, maxLength: 120 },
+);
+
+t.test("data packed ahead of the append (an import's) is stored as the very bytes an append of the data writes", async (t) => {
+  await fc.assert(
+    fc.asyncProperty(packedEvents, fc.integer({ min: 1, max: 5 }), async (events, perAppend) => {
+      const dir = tempDir('vm-store-');
+      try {
+        const plain = EmbeddedEventStore.open(join(dir.dir, 'plain'));
+        const packed = EmbeddedEventStore.open(join(dir.dir, 'packed'));
+        const packer = new LearningPacker(await packed.shapes());
+        const withIds = events.map((e) => ({ ...e, id: randomUUID() }));
+        for (let from = 0; from < withIds.length; from += perAppend) {
+          const some = withIds.slice(from, from + perAppend);
+          await plain.appendMany(some.map(({ stream, id, type, data }) => ({ stream, events: [{ id, type, data }] })));
+          await packed.appendMany(some.map(({ stream, id, type, data }) => ({ stream, events: [{ id, type, data: new PackedData(packer.pack(data), packer.shapes) }] })));
+        }
+        const read = async (store: EmbeddedEventStore) => (await store.readAll(startOfLog, 1000)).map(({ id, type, stream, revision, data }) => ({ id, type, stream, revision, data }));
+        const [fromPlain, fromPacked] = [await read(plain), await read(packed)];
+        await plain.close();
+        await packed.close();
+        t.same(fromPacked, fromPlain);
+        t.same(logBytes(join(dir.dir, 'packed')), logBytes(join(dir.dir, 'plain')));
+      } finally {
+        dir.remove();
+      }
+    }),
+    { numRuns: 60 },
+  );
+});
+
+t.test('packed data: revisions of every width, and shapes another writer shared in the meantime', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const [plain, packed] = [EmbeddedEventStore.open(join(dir.dir, 'plain')), EmbeddedEventStore.open(join(dir.dir, 'packed'))];
+  const packer = new LearningPacker(await packed.shapes());
+  // Revisions of one byte, uint8, uint16 and uint32 (a caller's known revision puts the next event there).
+  for (const [i, known] of [-1, 0x3e, 0x3f, 0xfe, 0xff, 0xfffe, 0xffff, 0xfffffffe].entries()) {
+    const e = { id: randomUUID(), type: 'ShiftCreated', data: { i } };
+    const stream = `shift-${i}`;
+    await plain.appendMany([{ stream, events: [e], knownRevision: known }], { asOf: await plain.head() });
+    await packed.appendMany([{ stream, events: [{ ...e, data: new PackedData(packer.pack(e.data), packer.shapes) }], knownRevision: known }], { asOf: await packed.head() });
+  }
+  t.same((await packed.readAll(startOfLog, 100)).map((e) => e.revision), [0, 0x3f, 0x40, 0xff, 0x100, 0xffff, 0x10000, 0xffffffff]);
+
+  // The packer learns a shape; before its event is appended, another writer shares a shape of its own in that place.
+  const mine = { id: randomUUID(), type: 'ShiftCreated', data: { mine: 1 } };
+  const early = new PackedData(packer.pack(mine.data), packer.shapes);
+  await packed.append('other', [{ id: randomUUID(), type: 'SiteAdded', data: { theirs: 'x', too: true } }]);
+  await packed.appendMany([{ stream: 'shift-m', events: [{ ...mine, data: early }] }]);
+  await packed.append('other', [{ id: randomUUID(), type: 'SiteAdded', data: { mine: 2 } }]);
+  t.same(
+    (await packed.readAll(startOfLog, 100)).slice(-3).map((e) => e.data),
+    [{ theirs: 'x', too: true }, { mine: 1 }, { mine: 2 }],
+    'the packed event is written unpacked: every event reads back as appended',
+  );
+  await plain.close();
+  await packed.close();
+  const reopened = EmbeddedEventStore.open(join(dir.dir, 'packed'));
+  t.same((await reopened.readAll(startOfLog, 100)).slice(-3).map((e) => e.data), [{ theirs: 'x', too: true }, { mine: 1 }, { mine: 2 }], 'and after a reopen');
+  await reopened.close();
 });

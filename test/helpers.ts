@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
+import { open } from 'lmdb';
 import { type Logger, pino } from 'pino';
 import { createServer, type ServerOptions } from '../src/http/server.js';
 import { importEvents } from '../src/importer/import.js';
@@ -134,4 +135,16 @@ export function until<T>(get: () => T | undefined | Promise<T | undefined>, ms =
     };
     void tick();
   });
+}
+
+/** Each event's value bytes (hex) in the embedded log at `path` (not open here), by position, and its shared structures' bytes. */
+export function logBytes(path: string): { events: string[]; structures: string | undefined } {
+  const root = open({ path, readOnly: true, compression: false });
+  try {
+    const db = root.openDB<Buffer, number>({ name: 'events', encoding: 'binary' });
+    const events = [...db.getRange({ start: 1 })].map(({ value }) => value.toString('hex'));
+    return { events, structures: db.getBinary(Symbol.for('structures') as unknown as number)?.toString('hex') };
+  } finally {
+    void root.close();
+  }
 }

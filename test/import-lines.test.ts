@@ -15,7 +15,7 @@ import { type EventStore, startOfLog } from '../src/eventstore/port.js';
 import { ImportError, importEvents, importFile } from '../src/importer/import.js';
 import { blockLines, fileLines } from '../src/importer/lines.js';
 import { fileSpool } from '../src/importer/spool.js';
-import { ROOT, startApp, tempDir } from './helpers.js';
+import { logBytes, ROOT, startApp, tempDir } from './helpers.js';
 
 /** The demo's Riverside institution. */
 const riverside = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
@@ -77,16 +77,28 @@ t.test("blocks of a file give each line once, in order, whole: a worker's share 
   t.same(linesOf(4), [], 'an empty file has no lines');
 });
 
-t.test('a file spool gives back every item in order, and its file goes with dispose', async (t) => {
+t.test('a file spool gives back every event in order, and its file goes with dispose', async (t) => {
   const temp = tempDir();
   t.teardown(temp.remove);
-  const spool = fileSpool<{ i: number; text: string }>(temp.dir);
-  // Over the spool's 4 MB write buffer, with multi-byte characters and line breaks in values.
-  const items = Array.from({ length: 60_000 }, (_, i) => ({ i, text: `Zoë\n${'x'.repeat(i % 200)}` }));
-  for (const item of items) spool.write(JSON.stringify(item));
+  const spool = fileSpool(temp.dir);
+  // Over the spool's 4 MB buffer (records cut at every place by its reads), with multi-byte characters, empty data,
+  // and data bigger than the buffer.
+  const events = Array.from({ length: 60_000 }, (_, i) => ({
+    stream: `shift-Zoë-${i}`,
+    id: randomUUID(),
+    type: i % 2 === 0 ? 'ShiftCreated' : 'Ångström',
+    data: Buffer.alloc(i === 30_000 ? 5 * 2 ** 20 : i % 200, i % 251),
+  }));
+  for (const event of events) spool.write(event);
   t.equal(readdirSync(temp.dir).filter((name) => name.endsWith('.spool')).length, 1, 'one file while in use');
-  t.same([...spool.items()], items);
-  t.throws(() => spool.write(JSON.stringify({ i: -1, text: 'late' })), /no longer written/, 'written once, then read');
+  // (Each event's data is good until the next is taken: copied as they come.)
+  const back = Array.from(spool.items(), (event) => ({ ...event, data: Buffer.from(event.data) }));
+  t.equal(back.length, events.length);
+  t.ok(
+    back.every((event, i) => event.stream === events[i]!.stream && event.id === events[i]!.id && event.type === events[i]!.type && event.data.equals(events[i]!.data)),
+    'the same events, in order',
+  );
+  t.throws(() => spool.write(events[0]!), /no longer written/, 'written once, then read');
   spool.dispose();
   t.same(readdirSync(temp.dir), [], 'no file once disposed');
 });
@@ -291,6 +303,9 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   t.equal(here.result.appended, lines.filter((line) => line !== '').length, 'every line appended');
   t.same(here.renamedStream, [[0, 'CategoryCreated'], [1, 'CategoryUpdated'], [2, 'CategoryUpdated']]);
   t.same(onWorkers, here, 'the same events, in the same order, with the same ids (derived ones included), and the same streams');
+  // The workers pack what they know the shapes of, this thread the rest (the first of each shape, and those in
+  // batches packed before they heard of it): the log holds the bytes packing on this thread alone writes.
+  t.same(logBytes(join(temp.dir, 'workers')), logBytes(join(temp.dir, 'here')), 'the same bytes in the log');
   const log = open({ path: join(temp.dir, 'workers'), readOnly: true });
   t.teardown(() => log.close());
   t.equal(log.openDB({ name: 'streams' }).getKeysCount(), here.result.appended, 'every stream entry written');

@@ -15,7 +15,7 @@ import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
 import { webhookSettings } from '../webhooks/settings.js';
 import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
-import { appendChecked, ImportAppendError, ImportError, importEvents, importFile, type SpooledEvent } from '../importer/import.js';
+import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
 import { fileSpool } from '../importer/spool.js';
 import { createLogger } from '../logger.js';
 import { EmbeddedEventStore, UnreadableLogError } from '../eventstore/embedded.js';
@@ -169,7 +169,7 @@ async function importFiles(config: Config, args: string[]): Promise<void> {
       const progress = progressPrinter(`import ${file}`);
       // Checked events wait in a file next to the log: an import's memory does not grow with its file.
       mkdirSync(config.DATA_DIR, { recursive: true });
-      const spool = fileSpool<SpooledEvent>(config.DATA_DIR);
+      const spool = fileSpool(config.DATA_DIR);
       const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true }).finally(() => progress.done());
       const seconds = (performance.now() - started) / 1000;
       console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);

@@ -47,8 +47,10 @@
  * faster (132 → 101 s).
  */
 import { EventEmitter } from 'node:events';
-import { open, type Database, type RootDatabase } from 'lmdb';
+import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
+import { unpack } from 'msgpackr';
 import { FREE_PAGES, lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
+import { ENVELOPE_KEYS, isPrefixOf, PackedData, plainShapes, type Shapes, unpacked } from './packed-data.js';
 import {
   type AppendManyOptions,
   type AppendManyResult,
@@ -75,6 +77,10 @@ interface StoredEvent {
 
 const HEAD = 'head';
 const INDEXED = 'indexed';
+/** The `events` database's key of msgpackr's shared structures (lmdb-js's `sharedStructuresKey`). */
+const STRUCTURES = Symbol.for('structures');
+/** The same key, typed as the database's keys (it is one lmdb-js adds to them). */
+const STRUCTURES_KEY = STRUCTURES as unknown as number;
 /**
  * Stream entries a process puts off at most, before they are written in the transaction that passes this, whole
  * (an import writes its own in slices before that: see its INDEX_EVERY).
@@ -172,6 +178,13 @@ export class EmbeddedEventStore implements EventStore {
   /** Stream entries this process's appends put off (deferStreamEntries), not yet written, and the first one's position. */
   private deferred: StreamEntry[] = [];
   private deferredFrom: number | undefined;
+  /**
+   * In the write transaction under way: the shapes of packed data (PackedData) it has checked against the log's, and
+   * the stored event's record id over them (undefined: such data is unpacked and written as lmdb-js writes objects).
+   */
+  private packedOver: { shapes: Shapes; envelope: number | undefined } | undefined;
+  /** Where a packed event's value is put together (put copies it). */
+  private valueBytes = new Uint8Array(4096);
   private readonly pollIntervalMs: number;
   private readonly releaseEvery: number;
   private readonly readOnly: boolean;
@@ -198,7 +211,7 @@ export class EmbeddedEventStore implements EventStore {
     // another process may hold for a chunk's transaction: all of them in one, so a reopen waits for it once, not five
     // times (a server's release of its pages stalled its requests for 412 ms during a live import).
     const open = () => {
-      this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: Symbol.for('structures') });
+      this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: STRUCTURES });
       this.streams = root.openDB<number, [string, number]>({ name: 'streams' });
       this.streamIds = root.openDB<number, [string, string]>({ name: 'stream-ids' });
       this.legacyIds = root.openDB<number, string>({ name: 'ids' });
@@ -281,6 +294,7 @@ export class EmbeddedEventStore implements EventStore {
    */
   async append(stream: string, events: readonly EventToAppend[], expectedRevision: ExpectedRevision = 'any'): Promise<AppendResult> {
     const result = await this.use(() => this.root.childTransaction(() => {
+      this.packedOver = undefined;
       const log = { head: this.meta.get(HEAD) ?? 0 };
       this.indexLagging(log.head);
       const { nextRevision, position } = this.appendInTxn({ stream, events, expectedRevision }, log);
@@ -293,6 +307,7 @@ export class EmbeddedEventStore implements EventStore {
 
   async appendMany(appends: Iterable<StreamAppend>, options: AppendManyOptions = {}): Promise<AppendManyResult> {
     const result = await this.use(() => this.root.transactionSync(() => {
+      this.packedOver = undefined;
       const log = { head: this.meta.get(HEAD) ?? 0 };
       const tookKnown = options.asOf !== undefined && BigInt(log.head) === (options.asOf.commit < 0n ? 0n : options.asOf.commit);
       const defer = tookKnown && options.deferStreamEntries === true;
@@ -368,14 +383,74 @@ export class EmbeddedEventStore implements EventStore {
     for (const e of fresh) {
       position += 1;
       revision += 1;
-      // Positions only grow: appended (MDB_APPEND), each leaf is filled before the next is begun, where a split
-      // leaves two part-full ones (1.77M events: 146,319 leaves against 160,175).
-      this.events.putSync(position, { id: e.id, type: e.type, stream, revision, data: e.data }, { append: true });
+      this.putEvent(position, e, stream, revision);
       entries.push({ stream, revision, id: e.id, position });
     }
     if (entries !== later) this.putStreamEntries(entries);
     log.head = position;
     return { nextRevision: revision, position };
+  }
+
+  /**
+   * Inside a write transaction: the event at `position`. Positions only grow: appended (MDB_APPEND), each leaf is
+   * filled before the next is begun, where a split leaves two part-full ones (1.77M events: 146,319 leaves against
+   * 160,175).
+   */
+  private putEvent(position: number, { id, type, data }: EventToAppend, stream: string, revision: number): void {
+    const packed = data instanceof PackedData ? this.packedValue(id, type, stream, revision, data) : undefined;
+    if (packed !== undefined) {
+      this.events.putSync(position, asBinary(packed) as unknown as StoredEvent, { append: true });
+      return;
+    }
+    this.events.putSync(position, { id, type, stream, revision, data: data instanceof PackedData ? unpacked(data) : data }, { append: true });
+  }
+
+  /**
+   * The value lmdb-js would write for this event, put together from its packed data (a view of a buffer the next
+   * call reuses); undefined when the data's shapes do not fit the log's, or a field is not one `writeShortAscii` writes.
+   */
+  private packedValue(id: string, type: string, stream: string, revision: number, data: PackedData): Uint8Array | undefined {
+    const envelope = this.envelopeOver(data.shapes);
+    if (envelope === undefined) return undefined;
+    const most = 1 + 3 * 257 + 5 + data.bytes.length;
+    if (this.valueBytes.length < most) this.valueBytes = new Uint8Array(2 * most);
+    const out = this.valueBytes;
+    out[0] = envelope;
+    let at = writeShortAscii(out, 1, id);
+    at = writeShortAscii(out, at, type);
+    at = writeShortAscii(out, at, stream);
+    at = writeUint(out, at, revision);
+    if (at < 0) return undefined;
+    out.set(data.bytes, at);
+    return out.subarray(0, at + data.bytes.length);
+  }
+
+  /**
+   * Inside a write transaction: the stored event's record id over `shapes`, once the log's shapes are theirs (those
+   * the log lacks written now, ahead of the events that use them); undefined when they cannot be (another process
+   * shared other shapes since they were read), or `shapes` lack the stored event's.
+   */
+  private envelopeOver(shapes: Shapes): number | undefined {
+    if (this.packedOver?.shapes === shapes) return this.packedOver.envelope;
+    const bytes = this.events.getBinary(STRUCTURES_KEY);
+    const stored = bytes === undefined ? [] : (unpack(bytes) as Shapes);
+    let envelope: number | undefined;
+    if (isPrefixOf(shapes, stored) || isPrefixOf(stored, shapes)) {
+      if (shapes.length > stored.length) this.events.putSync(STRUCTURES_KEY, plainShapes(shapes) as unknown as StoredEvent);
+      const index = shapes.findIndex((keys) => keys.length === ENVELOPE_KEYS.length && keys.every((key, i) => key === ENVELOPE_KEYS[i]));
+      // msgpackr's one-byte record ids (0x40 + i) cover the 32 shared structures lmdb-js keeps.
+      if (index >= 0 && index < 32) envelope = 0x40 + index;
+    }
+    this.packedOver = { shapes, envelope };
+    return envelope;
+  }
+
+  /** The log's shared structures now (see packed-data.ts): the shapes data packed ahead of its append (PackedData) may use. */
+  shapes(): Promise<Shapes> {
+    return this.use(() => {
+      const bytes = this.events.getBinary(STRUCTURES_KEY);
+      return bytes === undefined ? [] : (unpack(bytes) as Shapes);
+    });
   }
 
   /**
@@ -589,6 +664,50 @@ export class EmbeddedEventStore implements EventStore {
     if (this.deferred.length > 0) await this.indexStreams();
     await this.root.close();
   }
+}
+
+/**
+ * `text` as msgpackr writes a string, when it is ASCII and shorter than 256 (a fixstr or a str8: an event's id,
+ * type and stream are); else -1. Returns where it ends (-1 stays -1).
+ */
+function writeShortAscii(out: Uint8Array, at: number, text: string): number {
+  const n = text.length;
+  if (at < 0 || n >= 256) return -1;
+  if (n < 32) out[at++] = 0xa0 | n;
+  else {
+    out[at++] = 0xd9;
+    out[at++] = n;
+  }
+  for (let i = 0; i < n; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 0x80) return -1;
+    out[at++] = c;
+  }
+  return at;
+}
+
+/**
+ * A revision as msgpackr writes an unsigned integer where record ids take 0x40–0x7f (lmdb-js's records): one byte
+ * below 0x40, then uint8, uint16, uint32; -1 past that. Returns where it ends (-1 stays -1).
+ */
+function writeUint(out: Uint8Array, at: number, n: number): number {
+  if (at < 0 || n > 0xffffffff) return -1;
+  if (n < 0x40) out[at++] = n;
+  else if (n < 0x100) {
+    out[at++] = 0xcc;
+    out[at++] = n;
+  } else if (n < 0x10000) {
+    out[at++] = 0xcd;
+    out[at++] = n >> 8;
+    out[at++] = n & 0xff;
+  } else {
+    out[at++] = 0xce;
+    out[at++] = n >>> 24;
+    out[at++] = (n >> 16) & 0xff;
+    out[at++] = (n >> 8) & 0xff;
+    out[at++] = n & 0xff;
+  }
+  return at;
 }
 
 function recorded(position: number, e: StoredEvent): RecordedEvent {

@@ -122,6 +122,8 @@ export interface Subscription {
   close(): Promise<void>;
 }
 
+import type { Shapes } from './packed-data.js';
+
 export interface EventStore {
   readonly kind: string;
   append(stream: string, events: readonly EventToAppend[], expectedRevision?: ExpectedRevision): Promise<AppendResult>;
@@ -144,5 +146,10 @@ export interface EventStore {
   indexStreams?(onSlice?: (written: number) => void): Promise<void>;
   /** Whether another process has the log open now (the embedded log: LMDB's reader table), when the store can tell. */
   openElsewhere?(): boolean;
+  /**
+   * A store that takes events' data packed ahead of the append (PackedData, see packed-data.ts: the embedded log)
+   * tells the shapes its log holds now; an appended event's `data` may then be PackedData over them or more.
+   */
+  shapes?(): Promise<Shapes>;
   close(): Promise<void>;
 }

@@ -19,9 +19,10 @@
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { type DomainEvent, domainEvent } from '../events/catalog.js';
+import { LearningPacker, PackedData } from '../eventstore/packed-data.js';
 import { type AppendManyResult, type EventStore, type Position, type StreamAppend, startOfLog } from '../eventstore/port.js';
 import { EventIds } from './event-ids.js';
-import { checkedLine, checkLine, type ImportProblem, type LineResult, spooledJson } from './line-check.js';
+import { checkedLine, checkLine, type ImportProblem, type LineResult } from './line-check.js';
 import { checkedLineBatches } from './line-workers.js';
 import { fileLines } from './lines.js';
 import { ReferenceDirectory } from './references.js';
@@ -29,6 +30,7 @@ import { type Spool, memorySpool } from './spool.js';
 import { StreamRevisions } from './stream-revisions.js';
 
 export type { ImportProblem } from './line-check.js';
+export type { SpooledEvent } from './spool.js';
 
 export class ImportError extends Error {
   constructor(
@@ -78,11 +80,12 @@ export interface ParsedLine {
 type LineBatches = AsyncIterable<readonly LineResult[]>;
 
 /** Each line checked on this thread (blank ones left out), in batches. */
-async function* checkedHere(rows: Iterable<string>): LineBatches {
+async function* checkedHere(rows: Iterable<string>, packer: LearningPacker): LineBatches {
   let line = 0;
   let batch: LineResult[] = [];
+  const pack = (data: unknown) => packer.pack(data);
   for (const row of rows) {
-    const result = checkLine(row, ++line);
+    const result = checkLine(row, ++line, pack);
     if (result !== undefined) batch.push(result);
     if (batch.length === 1000) {
       yield batch;
@@ -108,7 +111,7 @@ export type OnImportProgress = (progress: ImportProgress) => void;
 export interface ImportOptions {
   onProgress?: OnImportProgress;
   /** Where the checked events wait for the append (in memory unless given: a file spool for big files). */
-  spool?: Spool<SpooledEvent>;
+  spool?: Spool;
   /**
    * Events appended per transaction, at most: ALONE_CHUNK while no other process has the log open, CHUNK when one
    * does (fewer when a transaction takes longer than CHUNK_MS).
@@ -199,8 +202,18 @@ const LINE_WORKERS_FROM_BYTES = 4 * 2 ** 20;
 const defaultLineWorkers = () => Math.min(4, availableParallelism());
 
 /** Validate a whole file (given as text) against the log, then append it. Throws ImportError and appends nothing on any problem. */
-export function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
-  return importChecked(store, file, checkedHere(text.split('\n')), options);
+export async function importEvents(store: EventStore, file: string, text: string, options: ImportOptions = {}): Promise<ImportResult> {
+  const packer = await packerFor(store);
+  return importChecked(store, file, checkedHere(text.split('\n'), packer), packer, options);
+}
+
+/**
+ * The import's packer of events' data (packed-data.ts): over the shapes the store's log holds, when it takes data
+ * packed ahead (the embedded log); else over none (the spool keeps data packed all the same, and it is unpacked for
+ * the append).
+ */
+async function packerFor(store: EventStore): Promise<LearningPacker> {
+  return new LearningPacker((await store.shapes?.()) ?? []);
 }
 
 /**
@@ -215,11 +228,12 @@ export async function importFile(store: EventStore, file: string, options: Impor
     expected.share = share;
     onProgress?.({ phase: 'reading', done });
   };
+  const packer = await packerFor(store);
   const lines =
     statSync(file).size >= lineWorkersFrom
-      ? checkedLineBatches(file, lineWorkers, onLines, lineBlockBytes)
-      : checkedHere(counted(fileLines(file), onProgress));
-  return importChecked(store, file, lines, options, expected);
+      ? checkedLineBatches(file, lineWorkers, packer, onLines, lineBlockBytes)
+      : checkedHere(counted(fileLines(file), onProgress), packer);
+  return importChecked(store, file, lines, packer, options, expected);
 }
 
 /** The rows, telling `onProgress` every 10,000 how many have been read. */
@@ -232,11 +246,13 @@ function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefin
 }
 
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
-export function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
+export async function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
+  const packer = await packerFor(store);
+  const pack = (data: unknown) => packer.pack(data);
   const results = (async function* () {
-    yield lines.map(({ line, eventId, event }) => checkedLine(line, eventId, undefined, event));
+    yield lines.map(({ line, eventId, event }) => checkedLine(line, eventId, undefined, event, pack));
   })();
-  return importChecked(store, file, results, options);
+  return importChecked(store, file, results, packer, options);
 }
 
 /** How many lines the file holds, as far as the share of it read so far tells (0: not known). */
@@ -252,9 +268,16 @@ interface ExpectedLines {
 const EXPECT_FROM_SHARE = 1 / 64;
 
 /** `lines` are taken once the log is read: a line without an id has it derived from the log's ids. */
-async function importChecked(store: EventStore, file: string, lines: LineBatches, options: ImportOptions, expected: ExpectedLines = { lines: 0, share: 0 }): Promise<ImportResult> {
+async function importChecked(
+  store: EventStore,
+  file: string,
+  lines: LineBatches,
+  packer: LearningPacker,
+  options: ImportOptions,
+  expected: ExpectedLines = { lines: 0, share: 0 },
+): Promise<ImportResult> {
   const { onProgress, chunk = Number.POSITIVE_INFINITY } = options;
-  const spool = options.spool ?? memorySpool<SpooledEvent>();
+  const spool = options.spool ?? memorySpool();
   /** Events appended whose stream entries the store put off (deferStreamEntries) and has not written yet. */
   let deferred = 0;
   const indexEvery = options.indexEvery ?? INDEX_EVERY;
@@ -271,7 +294,10 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
       if (options.ownsStore) await store.releaseReadPages?.();
     };
     const releaseEvery = options.releaseEvery ?? RELEASE_EVERY;
-    const { fresh, skipped, revisions, head } = await checkAgainstLog(store, file, spool, lines, expected, onProgress, counter(releaseEvery, release), release);
+    const { fresh, skipped, revisions, head } = await checkAgainstLog(store, file, spool, lines, packer, expected, onProgress, counter(releaseEvery, release), release);
+    // Every event's data is packed over these shapes (the store writes those its log lacks before the events).
+    const shapes = packer.shapes;
+    const packedData = store.shapes === undefined ? (bytes: Uint8Array) => packer.unpack(bytes) : (bytes: Uint8Array) => new PackedData(bytes, shapes);
     const appendedMore = counter(releaseEvery, release);
     // The log as the import last saw it: while its head is there, every stream's revision is in `revisions`.
     let asOf: Position | undefined = head;
@@ -291,7 +317,7 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
     function* chunkOf(size: number, known: boolean, taken: { n: number }): Generator<StreamAppend> {
       for (; !next.done && taken.n < size; next = items.next(), taken.n++) {
         const { stream, id: eventId, type, data } = next.value;
-        const events = [{ id: eventId, type, data }];
+        const events = [{ id: eventId, type, data: packedData(data) }];
         if (!known) {
           yield { stream, events };
           continue;
@@ -345,8 +371,9 @@ async function importChecked(store: EventStore, file: string, lines: LineBatches
 async function checkAgainstLog(
   store: EventStore,
   file: string,
-  spool: Spool<SpooledEvent>,
+  spool: Spool,
   lines: LineBatches,
+  packer: LearningPacker,
   expected: ExpectedLines,
   onProgress: OnImportProgress | undefined,
   readMore: (n: number) => Promise<void>,
@@ -354,15 +381,7 @@ async function checkAgainstLog(
 ) {
   const { ids, directory, revisions, head } = await whatTheLogHolds(store, onProgress, readMore);
   await logRead();
-  return { ...(await checkInto(spool, file, lines, expected, ids, directory)), revisions, head };
-}
-
-/** An event as spooled: checked, with its stream. */
-export interface SpooledEvent {
-  stream: string;
-  id: string;
-  type: string;
-  data: unknown;
+  return { ...(await checkInto(spool, file, lines, packer, expected, ids, directory)), revisions, head };
 }
 
 /**
@@ -412,9 +431,10 @@ async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress |
  * ImportError when any line is wrong.
  */
 async function checkInto(
-  spool: Spool<SpooledEvent>,
+  spool: Spool,
   file: string,
   lines: LineBatches,
+  packer: LearningPacker,
   expected: ExpectedLines,
   ids: EventIds,
   directory: ReferenceDirectory,
@@ -445,7 +465,9 @@ async function checkInto(
       const { line } = parsed;
       unresolved.add(directory.checkFacts(parsed.facts).map((p) => ({ line, field: `data.${p.field}`, message: p.message })));
       if (unresolved.count > 0) continue;
-      spool.write(spooledJson(parsed.body, eventId));
+      // Data a worker could not pack (of a shape the packer had not met when it was packed) is packed here, in order.
+      const data = typeof parsed.data === 'string' ? packer.pack(JSON.parse(parsed.data)) : parsed.data;
+      spool.write({ stream: parsed.stream, id: eventId, type: parsed.type, data });
       fresh++;
     }
   }

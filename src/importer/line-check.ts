@@ -1,8 +1,9 @@
 /**
  * One line of an import file, checked on its own: parsed, its schema
  * checked, and what the check against the log needs of its event made
- * (its facts, and its JSON as the spool keeps it). No state: the same on
- * this thread and on an import's worker threads (line-workers.ts).
+ * (its facts, its stream, and its data packed as the log keeps it). No
+ * state: the same on this thread and on an import's worker threads
+ * (line-workers.ts), each packing with its own packer.
  */
 import { z } from 'zod';
 import { type DomainEvent, eventSchemas, id, isEventType, streamOf } from '../events/catalog.js';
@@ -29,9 +30,14 @@ export interface CheckedLine {
   /** The line's text, for a line without an id. */
   readonly raw: string | undefined;
   readonly facts: EventFacts;
-  /** The spooled event's JSON but its id: `{"stream":…,"type":…,"data":…}` (see spooledJson). */
-  readonly body: string;
+  readonly stream: string;
+  readonly type: DomainEvent['type'];
+  /** The event's data packed (as `pack` gave it), or its JSON where `pack` gave nothing (a shape it does not know). */
+  readonly data: Uint8Array | string;
 }
+
+/** An event's data packed (packed-data.ts), or undefined when this packer may not pack it. */
+export type PackData = (data: unknown) => Uint8Array | undefined;
 
 export type LineResult = RefusedLine | CheckedLine;
 
@@ -40,7 +46,7 @@ const lineSchema = z.strictObject({ type: z.string(), data: z.unknown(), id: id.
 const fieldOf = (path: readonly PropertyKey[]) => path.map(String).join('.');
 
 /** The line numbered `line` (its text untrimmed), checked; undefined for a blank line. */
-export function checkLine(row: string, line: number): LineResult | undefined {
+export function checkLine(row: string, line: number, pack: PackData): LineResult | undefined {
   const raw = row.trim();
   if (raw === '') return undefined;
   let json: unknown;
@@ -60,15 +66,11 @@ export function checkLine(row: string, line: number): LineResult | undefined {
     return { line, problems: parsed.error.issues.map((issue) => ({ line, field: fieldOf(['data', ...issue.path]), message: issue.message })) };
   }
   const event = { type, data: parsed.data } as DomainEvent;
-  return checkedLine(line, envelope.data.id, envelope.data.id === undefined ? raw : undefined, event);
+  return checkedLine(line, envelope.data.id, envelope.data.id === undefined ? raw : undefined, event, pack);
 }
 
 /** A line's event, already parsed and checked, as checkLine gives it. */
-export function checkedLine(line: number, eventId: string | undefined, raw: string | undefined, event: DomainEvent): CheckedLine {
-  return { line, id: eventId, raw, facts: factsOf(event), body: JSON.stringify({ stream: streamOf(event), type: event.type, data: event.data }) };
-}
-
-/** The spooled event (stream, id, type, data) of a checked line, as JSON, with its id. */
-export function spooledJson(body: string, eventId: string): string {
-  return `{"id":${JSON.stringify(eventId)},${body.slice(1)}`;
+export function checkedLine(line: number, eventId: string | undefined, raw: string | undefined, event: DomainEvent, pack: PackData): CheckedLine {
+  const data = pack(event.data) ?? JSON.stringify(event.data);
+  return { line, id: eventId, raw, facts: factsOf(event), stream: streamOf(event), type: event.type, data };
 }

@@ -8,7 +8,8 @@
  * thread.
  */
 import { statSync } from 'node:fs';
-import { Worker } from 'node:worker_threads';
+import { MessageChannel, type MessagePort, Worker } from 'node:worker_threads';
+import { type LearningPacker, plainShapes, type Shapes } from '../eventstore/packed-data.js';
 import type { LineResult } from './line-check.js';
 import { type LineBatch, type LinesEnd, type LineTask, resultsOf } from './line-messages.js';
 
@@ -31,12 +32,20 @@ const WORKER_OLD_GENERATION_MB = 128;
 /** A worker and the messages it sent that this thread has not taken yet. */
 class LineWorker {
   private readonly worker: Worker;
+  /** Where the shapes the learning packer learns go. */
+  private readonly shapes: MessagePort;
   private readonly queue: (LineBatch | LinesEnd)[] = [];
   private waiting: (() => void) | undefined;
   private failure: unknown;
 
-  constructor(task: LineTask) {
-    this.worker = new Worker(new URL('./line-worker.js', import.meta.url), { workerData: task, resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB } });
+  constructor(task: Omit<LineTask, 'shapesPort'>) {
+    const { port1, port2 } = new MessageChannel();
+    this.shapes = port1;
+    this.worker = new Worker(new URL('./line-worker.js', import.meta.url), {
+      workerData: { ...task, shapesPort: port2 } satisfies LineTask,
+      transferList: [port2],
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
+    });
     this.worker.on('message', (message: LineBatch | LinesEnd) => this.put(message));
     this.worker.once('error', (error) => this.fail(error));
     this.worker.once('exit', (code) => this.fail(new Error(`an import's worker thread exited with code ${code} before it was done`)));
@@ -72,7 +81,13 @@ class LineWorker {
     }
   }
 
+  /** Pack data of these shapes from its next batch on. */
+  know(shapes: Shapes): void {
+    this.shapes.postMessage(shapes);
+  }
+
   stop(): Promise<number> {
+    this.shapes.close();
     return this.worker.terminate();
   }
 }
@@ -80,16 +95,20 @@ class LineWorker {
 /**
  * The results of the file's lines, a batch at a time in file order, checked on `workers` threads; `onLines` is
  * told how many lines have been read after each batch, the share of the file they were read from, and how many
- * lines it holds at that rate.
+ * lines it holds at that rate. The workers pack data over the shapes `packer` knows; once the caller has taken a
+ * batch (and packed what they could not), they are told of those `packer` has learned.
  */
 export async function* checkedLineBatches(
   file: string,
   workers: number,
+  packer: LearningPacker,
   onLines?: (lines: number, estimate: number, share: number) => void,
   blockBytes = BLOCK_BYTES,
 ): AsyncGenerator<readonly LineResult[]> {
   const { size } = statSync(file);
-  const pool = Array.from({ length: workers }, (_, index) => new LineWorker({ file, index, workers, blockBytes, ahead: AHEAD }));
+  packer.learned();
+  const shapes = plainShapes(packer.shapes);
+  const pool = Array.from({ length: workers }, (_, index) => new LineWorker({ file, index, workers, blockBytes, ahead: AHEAD, shapes }));
   let lines = 0;
   try {
     // Batch k comes from worker k mod workers. The first worker with no batch k has ended: no batch k exists, nor any after.
@@ -102,6 +121,10 @@ export async function* checkedLineBatches(
       const share = Math.min(size, (k + 1) * blockBytes) / size;
       onLines?.(lines, Math.round(lines / share), share);
       yield results;
+      if (packer.learned()) {
+        const learned = plainShapes(packer.shapes);
+        for (const worker of pool) worker.know(learned);
+      }
     }
   } finally {
     await Promise.all(pool.map((worker) => worker.stop()));

@@ -1,38 +1,43 @@
 /**
  * Where an import keeps its checked events between the check and the
- * append: items written once (as JSON, made where the lines are parsed),
- * then read back once in order. In memory for small imports; in a file (a
- * JSON line each) for big ones, so an import's memory does not grow with
- * its file.
+ * append: written once, then read back once in order. In memory for small
+ * imports; in a file for big ones, so an import's memory does not grow with
+ * its file. An event's data is kept as packed (packed-data.ts): the append
+ * writes those bytes to the log as they are, with nothing to parse.
  */
 import { randomUUID } from 'node:crypto';
-import { closeSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { fileLines } from './lines.js';
 
-export interface Spool<T> {
-  /** An item, as JSON (one line: JSON.stringify never writes a line break). */
-  write(json: string): void;
-  /** Every item written, in order (writing ends with the first call). */
-  items(): Iterable<T>;
-  /** Forget the items (a file spool's file is removed). */
+/** An event as spooled: checked, with its stream, its data packed. */
+export interface SpooledEvent {
+  readonly stream: string;
+  readonly id: string;
+  readonly type: string;
+  readonly data: Uint8Array;
+}
+
+export interface Spool {
+  write(event: SpooledEvent): void;
+  /** Every event written, in order (writing ends with the first call); a file spool's `data` is good until the next is taken. */
+  items(): Iterable<SpooledEvent>;
+  /** Forget the events (a file spool's file is removed). */
   dispose(): void;
 }
 
-export function memorySpool<T>(): Spool<T> {
-  let items: string[] = [];
+export function memorySpool(): Spool {
+  let items: SpooledEvent[] = [];
   return {
-    write: (json) => void items.push(json),
-    *items() {
-      for (const json of items) yield JSON.parse(json) as T;
-    },
+    write: (event) => void items.push(event),
+    items: () => items,
     dispose: () => void (items = []),
   };
 }
 
-/** Bytes gathered before a write to the file. */
+/** Bytes gathered before a write to the file, and read at a time. */
 const BUFFER = 4 * 1024 * 1024;
-const LINE_BREAK = 0x0a;
+/** A record's head: its data's length (4 bytes), then its stream's, id's and type's (2 bytes each). */
+const HEAD = 10;
 
 const SPOOL = /^import-(\d+)-[0-9a-f-]+\.spool$/;
 
@@ -49,16 +54,17 @@ function running(pid: number): boolean {
 /**
  * A spool in a new file in `dir`, removed by dispose. A killed import
  * leaves its file behind: the next file spool in `dir` removes those of
- * processes that no longer run.
+ * processes that no longer run. A record is its head (HEAD), then the
+ * stream, id and type in UTF-8, then the data.
  */
-export function fileSpool<T>(dir: string): Spool<T> {
+export function fileSpool(dir: string): Spool {
   for (const name of readdirSync(dir)) {
     const pid = SPOOL.exec(name)?.[1];
     if (pid !== undefined && !running(Number(pid))) rmSync(join(dir, name), { force: true });
   }
   const path = join(dir, `import-${process.pid}-${randomUUID()}.spool`);
   let fd: number | undefined = openSync(path, 'wx', 0o600);
-  // Lines go into a buffer as they come (no string joined from them), written to the file when it is full.
+  // Records go into a buffer as they come, written to the file when it is full.
   let buffer = Buffer.allocUnsafe(BUFFER);
   let used = 0;
   const flush = () => {
@@ -73,24 +79,83 @@ export function fileSpool<T>(dir: string): Spool<T> {
     fd = undefined;
   };
   return {
-    write(line) {
+    write({ stream, id, type, data }) {
       if (fd === undefined) throw new Error('the spool is no longer written');
-      // A UTF-16 code unit is at most 3 bytes of UTF-8: room for that and the line break.
-      const most = 3 * line.length + 1;
+      // A UTF-16 code unit is at most 3 bytes of UTF-8.
+      const most = HEAD + 3 * (stream.length + id.length + type.length) + data.length;
       if (used + most > buffer.length) {
         flush();
         if (most > buffer.length) buffer = Buffer.allocUnsafe(most);
       }
-      used += buffer.write(line, used);
-      buffer[used++] = LINE_BREAK;
+      let at = used + HEAD;
+      const streamBytes = buffer.write(stream, at);
+      at += streamBytes;
+      const idBytes = buffer.write(id, at);
+      at += idBytes;
+      const typeBytes = buffer.write(type, at);
+      at += typeBytes;
+      buffer.set(data, at);
+      buffer.writeUInt32LE(data.length, used);
+      buffer.writeUInt16LE(streamBytes, used + 4);
+      buffer.writeUInt16LE(idBytes, used + 6);
+      buffer.writeUInt16LE(typeBytes, used + 8);
+      used = at + data.length;
     },
     *items() {
       close();
-      for (const line of fileLines(path)) yield JSON.parse(line) as T;
+      yield* spooled(path);
     },
     dispose() {
       close();
       rmSync(path, { force: true });
     },
   };
+}
+
+/** The records of a spool's file, in order (each `data` a view of the buffer read into, good until the next). */
+function* spooled(path: string): Generator<SpooledEvent> {
+  const fd = openSync(path, 'r');
+  try {
+    let buffer = Buffer.allocUnsafe(BUFFER);
+    /** Bytes of the buffer read and not yet taken: [from, to). */
+    let from = 0;
+    let to = 0;
+    /** Read more, keeping the bytes not taken (moved to the start): at least `need` bytes in all, if the file has them. */
+    const fill = (need: number): boolean => {
+      if (need > buffer.length) {
+        const bigger = Buffer.allocUnsafe(need);
+        buffer.copy(bigger, 0, from, to);
+        buffer = bigger;
+      } else buffer.copy(buffer, 0, from, to);
+      to -= from;
+      from = 0;
+      while (to < need) {
+        const read = readSync(fd, buffer, to, buffer.length - to, null);
+        if (read === 0) return false;
+        to += read;
+      }
+      return true;
+    };
+    for (;;) {
+      if (to - from < HEAD && !fill(HEAD)) {
+        if (to > from) throw new Error(`${path}: the spool ends within a record`);
+        return;
+      }
+      const dataBytes = buffer.readUInt32LE(from);
+      const streamBytes = buffer.readUInt16LE(from + 4);
+      const idBytes = buffer.readUInt16LE(from + 6);
+      const typeBytes = buffer.readUInt16LE(from + 8);
+      const size = HEAD + streamBytes + idBytes + typeBytes + dataBytes;
+      if (to - from < size && !fill(size)) throw new Error(`${path}: the spool ends within a record`);
+      let at = from + HEAD;
+      const stream = buffer.toString('utf8', at, (at += streamBytes));
+      const id = buffer.toString('utf8', at, (at += idBytes));
+      const type = buffer.toString('utf8', at, (at += typeBytes));
+      const data = buffer.subarray(at, at + dataBytes);
+      from += size;
+      yield { stream, id, type, data };
+    }
+  } finally {
+    closeSync(fd);
+  }
 }
