@@ -458,3 +458,28 @@ t.test('packed data: revisions of every width, and shapes another writer shared 
   t.same((await reopened.readAll(startOfLog, 100)).slice(-3).map((e) => e.data), [{ theirs: 'x', too: true }, { mine: 1 }, { mine: 2 }], 'and after a reopen');
   await reopened.close();
 });
+
+t.test("a batch's stream entries past the table's last key are appended; one whose key bytes order otherwise is put as any other", async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const path = join(dir.dir, 'log');
+  const store = EmbeddedEventStore.open(path);
+  // Names in JavaScript's order but not their key bytes' ('\u{1F600}' is UTF-16 D83D DE00, before E000; as UTF-8,
+  // F0… after EE…), one with an escaped character, and 600 more (past the comparison sort), in two batches: the
+  // second's keys partly before the table's last, partly past it.
+  const odd = ['x-\u{1F600}', 'x-\uE000', 'x-\u0001', 'x-'];
+  const names = (from: number) => Array.from({ length: 600 }, (_, i) => `shift-${randomUUID()}-${from + i}`);
+  const batches = [[...names(0), ...odd], names(600)];
+  for (const batch of batches) {
+    const appends = batch.map((stream, i) => ({ stream, events: [event(i)], knownRevision: -1 }));
+    await store.appendMany(appends, { asOf: await store.head() });
+  }
+  const all = batches.flat();
+  for (const stream of all) if ((await store.readStream(stream)).length !== 1) t.fail(`${JSON.stringify(stream)}: not found by its stream`);
+  await store.close();
+  const log = open({ path, readOnly: true, compression: false });
+  t.teardown(() => log.close());
+  const keys = [...log.openDB<number, [string, number]>({ name: 'streams' }).getKeys({})];
+  t.equal(keys.length, all.length, 'an entry for every stream');
+  t.same(new Set(keys.map(([stream]) => stream)), new Set(all), 'each once');
+});

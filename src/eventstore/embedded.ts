@@ -50,6 +50,7 @@ import { EventEmitter } from 'node:events';
 import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
 import { unpack } from 'msgpackr';
 import { FREE_PAGES, lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
+import { compareKeys, inKeyOrder, type Keyed, type KeyOrder } from './key-order.js';
 import { ENVELOPE_KEYS, isPrefixOf, PackedData, plainShapes, type Shapes, unpacked } from './packed-data.js';
 import {
   type AppendManyOptions,
@@ -136,32 +137,8 @@ interface StreamEntry {
   readonly position: number;
 }
 
-/** Strings in the order of their keys' bytes (stream names and event ids are ASCII). */
-const byText = (a: string, b: string) => (a < b ? -1 : a > b ? 1 : 0);
-
-/** Entries `inKeyOrder` orders by a number at most (more: by comparing their names, which takes seconds). */
-const INDEX_SPAN = 2 ** 21;
-
-/**
- * Entries in about the order of their keys, which is what puts need (the keys of a leaf put one after another): by a
- * number made of the stream name's first two characters and the two after its first '-' (its kind and the start of
- * its id), then by their place in `entries`. Native sort of numbers: 0.7 s for 1.77M entries, where comparing them
- * (names, then revisions) took 3.5-4.7 s. Only the order of the puts depends on it, never what is put.
- */
-function inKeyOrder(entries: readonly StreamEntry[]): StreamEntry[] {
-  const n = entries.length;
-  if (n > INDEX_SPAN) return [...entries].sort((a, b) => byText(a.stream, b.stream) || a.revision - b.revision);
-  const keyed = new Float64Array(n);
-  for (let i = 0; i < n; i++) {
-    const name = entries[i]!.stream;
-    const dash = name.indexOf('-');
-    // Four characters of seven bits, then the place: 49 bits, exact in a double (past its end, a name reads 0: NaN & 127).
-    const key = (((name.charCodeAt(0) & 127) * 128 + (name.charCodeAt(1) & 127)) * 128 + (name.charCodeAt(dash + 1) & 127)) * 128 + (name.charCodeAt(dash + 2) & 127);
-    keyed[i] = key * INDEX_SPAN + i;
-  }
-  keyed.sort();
-  return Array.from(keyed, (k) => entries[k % INDEX_SPAN]!);
-}
+/** lmdb-js's put at the end of a table (MDB_APPEND): refused, and nothing put, unless the key is past its last. */
+const APPEND = { append: true };
 
 export class EmbeddedEventStore implements EventStore {
   readonly kind = 'embedded';
@@ -456,14 +433,43 @@ export class EmbeddedEventStore implements EventStore {
   /**
    * The entries of events appended (or put off: an import's, see appendMany) in `streams` (stream and revision →
    * position) and, past a stream's first event, `stream-ids` (stream and event id → position), emptying the list.
-   * Put in about key order: an import's streams are new and named at random, and put in the order of the log, each
-   * went to another leaf of a tree of a million entries (15.6 of the 49 s an import of 1.77M events took, in a
-   * profile).
+   * Put in key order (key-order.ts), given or made: an import's streams are new and named at random, and put in the
+   * order of the log, each went to another leaf of a tree of a million entries (15.6 of the 49 s an import of 1.77M
+   * events took, in a profile). Those past the table's last key, in exact order, are appended at its end.
    */
-  private putStreamEntries(entries: StreamEntry[]): void {
-    for (const { stream, revision, position } of inKeyOrder(entries)) this.streams.put([stream, revision], position);
-    for (const { stream, id, position } of inKeyOrder(entries.filter((e) => e.revision > 0))) this.streamIds.put([stream, id], position);
+  private putStreamEntries(entries: StreamEntry[], order: KeyOrder<StreamEntry> = inKeyOrder(entries)): void {
+    const { ordered, exact } = order;
+    let append = exact ? this.pastLastStreamKey(ordered) : ordered.length;
+    for (let i = 0; i < ordered.length; i++) {
+      const { stream, revision, position } = ordered[i]!;
+      const key: [string, number] = [stream, revision];
+      if (i >= append) {
+        // (lmdb-js's putSync says whether it put, within a transaction; its types say nothing.)
+        if ((this.streams.putSync(key, position, APPEND) as unknown as boolean) === true) continue;
+        // Refused (its key is not past the last: a name whose key bytes order otherwise): put as any other, and so the rest.
+        append = ordered.length;
+      }
+      this.streams.put(key, position);
+    }
+    for (const { stream, id, position } of inKeyOrder(entries.filter((e) => e.revision > 0)).ordered) this.streamIds.put([stream, id], position);
     entries.length = 0;
+  }
+
+  /** Where in `ordered` (in exact key order) the keys past the last of `streams` begin: each of those may be appended. */
+  private pastLastStreamKey(ordered: readonly Keyed[]): number {
+    let last: Keyed | undefined;
+    for (const [stream, revision] of this.streams.getKeys({ reverse: true, limit: 1 })) last = { stream, revision };
+    if (last === undefined) return 0;
+    // (A key written by other means: past where this order can tell.)
+    if (typeof last.stream !== 'string' || typeof last.revision !== 'number') return ordered.length;
+    let low = 0;
+    let high = ordered.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (compareKeys(ordered[mid]!, last) > 0) high = mid;
+      else low = mid + 1;
+    }
+    return low;
   }
 
   /**
@@ -512,12 +518,12 @@ export class EmbeddedEventStore implements EventStore {
   async indexStreams(onSlice?: (written: number) => void): Promise<void> {
     await this.use(() => {
       if (this.deferred.length > EmbeddedEventStore.indexSlice) {
-        const ordered = inKeyOrder(this.deferred);
+        const { ordered, exact } = inKeyOrder(this.deferred);
         const last = Math.floor((ordered.length - 1) / EmbeddedEventStore.indexSlice) * EmbeddedEventStore.indexSlice;
         for (let from = 0; from < last; from += EmbeddedEventStore.indexSlice) {
           const slice = ordered.slice(from, from + EmbeddedEventStore.indexSlice);
           // (Unless another process has written them all meanwhile.)
-          this.root.transactionSync(() => this.meta.get(INDEXED) !== undefined && this.putStreamEntries(slice));
+          this.root.transactionSync(() => this.meta.get(INDEXED) !== undefined && this.putStreamEntries(slice, { ordered: slice, exact }));
           onSlice?.(from + slice.length);
         }
         // The last slice with any entries that lag before this process's, and 'indexed' gone, in one transaction.
