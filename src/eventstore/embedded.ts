@@ -51,7 +51,7 @@ import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
 import { unpack } from 'msgpackr';
 import { FREE_PAGES, lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
 import { compareKeys, inKeyOrder, type Keyed, type KeyOrder } from './key-order.js';
-import { ENVELOPE_KEYS, isPrefixOf, PackedData, plainShapes, type Shapes, unpacked } from './packed-data.js';
+import { ENVELOPE_KEYS, isPrefixOf, PackedData, plainShapes, sameKeys, type Shapes, unpacked } from './packed-data.js';
 import {
   type AppendManyOptions,
   type AppendManyResult,
@@ -409,12 +409,11 @@ export class EmbeddedEventStore implements EventStore {
    */
   private envelopeOver(shapes: Shapes): number | undefined {
     if (this.packedOver?.shapes === shapes) return this.packedOver.envelope;
-    const bytes = this.events.getBinary(STRUCTURES_KEY);
-    const stored = bytes === undefined ? [] : (unpack(bytes) as Shapes);
+    const stored = this.storedShapes();
     let envelope: number | undefined;
     if (isPrefixOf(shapes, stored) || isPrefixOf(stored, shapes)) {
       if (shapes.length > stored.length) this.events.putSync(STRUCTURES_KEY, plainShapes(shapes) as unknown as StoredEvent);
-      const index = shapes.findIndex((keys) => keys.length === ENVELOPE_KEYS.length && keys.every((key, i) => key === ENVELOPE_KEYS[i]));
+      const index = shapes.findIndex((keys) => sameKeys(keys, ENVELOPE_KEYS));
       // msgpackr's one-byte record ids (0x40 + i) cover the 32 shared structures lmdb-js keeps.
       if (index >= 0 && index < 32) envelope = 0x40 + index;
     }
@@ -424,10 +423,12 @@ export class EmbeddedEventStore implements EventStore {
 
   /** The log's shared structures now (see packed-data.ts): the shapes data packed ahead of its append (PackedData) may use. */
   shapes(): Promise<Shapes> {
-    return this.use(() => {
-      const bytes = this.events.getBinary(STRUCTURES_KEY);
-      return bytes === undefined ? [] : (unpack(bytes) as Shapes);
-    });
+    return this.use(() => this.storedShapes());
+  }
+
+  private storedShapes(): Shapes {
+    const bytes = this.events.getBinary(STRUCTURES_KEY);
+    return bytes === undefined ? [] : (unpack(bytes) as Shapes);
   }
 
   /**

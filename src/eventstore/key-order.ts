@@ -25,7 +25,6 @@ export function compareKeys(a: Keyed, b: Keyed): number {
   return a.stream < b.stream ? -1 : a.stream > b.stream ? 1 : a.revision - b.revision;
 }
 
-
 /** Below this many entries, a comparison sort. */
 const SMALL = 512;
 /** Entries whose kind and first six characters after it are the same, at most, that are still put in exact order. */

@@ -31,16 +31,11 @@ export class PackedData {
 /** Plain arrays (msgpackr marks its own with properties a structured clone or a comparison should not see). */
 export const plainShapes = (shapes: Shapes): string[][] => shapes.map((keys) => [...keys]);
 
+/** Whether two shapes have the same keys in the same order. */
+export const sameKeys = (a: readonly string[], b: readonly string[]): boolean => a.length === b.length && a.every((key, k) => key === b[k]);
+
 /** Whether `a` is `b` or its beginning. */
-export function isPrefixOf(a: Shapes, b: Shapes): boolean {
-  if (a.length > b.length) return false;
-  for (let i = 0; i < a.length; i++) {
-    const x = a[i]!;
-    const y = b[i]!;
-    if (x.length !== y.length || x.some((key, k) => key !== y[k])) return false;
-  }
-  return true;
-}
+export const isPrefixOf = (a: Shapes, b: Shapes): boolean => a.length <= b.length && a.every((keys, i) => sameKeys(keys, b[i]!));
 
 /**
  * Packs data, sharing each shape it has not met (as lmdb-js does: up to msgpackr's 32 shared structures, then a
@@ -60,10 +55,8 @@ export class LearningPacker {
     this.known = this.structures.length;
   }
 
-  /** `data`'s bytes (a copy of them). */
-  pack(data: unknown): Uint8Array {
-    return this.packr.pack(data).slice();
-  }
+  /** `data`'s bytes (a copy of them); bound, to be handed on as a PackData. */
+  readonly pack = (data: unknown): Uint8Array => this.packr.pack(data).slice();
 
   /** Whether it has learned a shape since the last call. */
   learned(): boolean {

@@ -3,6 +3,7 @@
  * both implement it, and both run the same contract suite
  * (test/eventstore-contract.ts).
  */
+import type { Shapes } from './packed-data.js';
 
 /** A global position in the log. EventStoreDB has two parts; the embedded log uses one number for both. */
 export interface Position {
@@ -121,8 +122,6 @@ export interface SubscriptionHandler {
 export interface Subscription {
   close(): Promise<void>;
 }
-
-import type { Shapes } from './packed-data.js';
 
 export interface EventStore {
   readonly kind: string;

@@ -83,9 +83,8 @@ type LineBatches = AsyncIterable<readonly LineResult[]>;
 async function* checkedHere(rows: Iterable<string>, packer: LearningPacker): LineBatches {
   let line = 0;
   let batch: LineResult[] = [];
-  const pack = (data: unknown) => packer.pack(data);
   for (const row of rows) {
-    const result = checkLine(row, ++line, pack);
+    const result = checkLine(row, ++line, packer.pack);
     if (result !== undefined) batch.push(result);
     if (batch.length === 1000) {
       yield batch;
@@ -248,9 +247,8 @@ function* counted(rows: Iterable<string>, onProgress: OnImportProgress | undefin
 /** Check parsed events against the log (references, idempotency), then append them all or none. */
 export async function appendChecked(store: EventStore, file: string, lines: readonly ParsedLine[], options: ImportOptions = {}): Promise<ImportResult> {
   const packer = await packerFor(store);
-  const pack = (data: unknown) => packer.pack(data);
   const results = (async function* () {
-    yield lines.map(({ line, eventId, event }) => checkedLine(line, eventId, undefined, event, pack));
+    yield lines.map(({ line, eventId, event }) => checkedLine(line, eventId, undefined, event, packer.pack));
   })();
   return importChecked(store, file, results, packer, options);
 }

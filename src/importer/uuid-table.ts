@@ -159,7 +159,8 @@ export class UuidTable {
 
   /**
    * Room for `keys` UUIDs in all without growing (one move of what is kept now): each doubling moves every key to a
-   * random place in a bigger array, and the doublings up to 1.77M event ids cost an import's thread about a second.
+   * random place in a bigger array. In profiles of an import of 1.77M events, the growth of all its tables took 1.1 s
+   * of its main thread; with the event ids reserved once a 64th of the file is read, 0.74 s (their one move 0.26 s).
    */
   reserve(keys: number): void {
     let capacity = this.capacity;
