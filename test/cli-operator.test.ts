@@ -10,7 +10,7 @@
  */
 import { execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -143,7 +143,7 @@ t.test('HTTP: 405 says Allow; a replayed answer says Idempotent-Replayed; an Ide
   t.match(long.json(), { detail: /^Idempotency-Key header: / });
 });
 
-t.test('an import runs at a lower CPU priority than a server (niceness 10): batch work yields to requests', async (t) => {
+t.test('an import runs at a lower CPU priority than a server (niceness 10), every thread of it: batch work yields to requests', async (t) => {
   const temp = tempDir();
   t.teardown(temp.remove);
   const ours = os.getPriority();
@@ -157,12 +157,25 @@ t.test('an import runs at a lower CPU priority than a server (niceness 10): batc
   const exited = new Promise<number | null>((resolve) => child.once('exit', resolve));
   let done = false;
   void exited.then(() => (done = true));
-  // The niceness is field 19 of /proc/<pid>/stat (after the command name in parentheses).
+  // The niceness is field 19 of /proc/<pid>/stat (after the command name in parentheses), a thread's in
+  // /proc/<pid>/task/<tid>/stat (Linux keeps one per thread).
+  const nicenessIn = (path: string) => {
+    const stat = readFileSync(path, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+  };
   let highest = -20;
+  /** Once the process runs at 10 or more: the least niceness of any of its threads, and how many threads there were. */
+  let lowestThread = Infinity;
+  let threads = 0;
   while (!done) {
     try {
-      const stat = readFileSync(`/proc/${child.pid}/stat`, 'utf8');
-      highest = Math.max(highest, Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]));
+      const niceness = nicenessIn(`/proc/${child.pid}/stat`);
+      highest = Math.max(highest, niceness);
+      if (niceness >= 10) {
+        const tasks = readdirSync(`/proc/${child.pid}/task`);
+        for (const task of tasks) lowestThread = Math.min(lowestThread, nicenessIn(`/proc/${child.pid}/task/${task}/stat`));
+        threads = Math.max(threads, tasks.length);
+      }
     } catch {
       // gone between the check and the read
     }
@@ -170,5 +183,6 @@ t.test('an import runs at a lower CPU priority than a server (niceness 10): batc
   }
   t.equal(await exited, 0, 'the import succeeded');
   t.ok(highest >= 10, `it ran at niceness ${highest}`);
+  t.ok(threads > 1 && lowestThread >= 10, `every one of its threads (up to ${threads}) at niceness 10 or more (the least: ${lowestThread})`);
   t.equal(os.getPriority(), ours, 'this process (a server, say) keeps its own');
 });

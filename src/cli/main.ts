@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism, getPriority, setPriority } from 'node:os';
-import { accessSync, constants, existsSync, mkdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -186,12 +186,28 @@ const IMPORT_NICENESS = 10;
  * An import is batch work: a server answering requests on the same machine (most often, on the same log) should
  * get the CPU first. Without this, an import of a million events into a served DATA_DIR took half of a two-core
  * machine and reads waited behind it. Where priorities cannot be changed the import runs as it is.
+ *
+ * On Linux a niceness is a thread's: setting the main thread's leaves the threads started with the process (V8's
+ * garbage collection and compiler helpers) at the priority given, and those collected the line workers' garbage at
+ * a server's priority. So every thread of the process is set, before the line workers start (threads started
+ * later take their starter's niceness).
  */
 function yieldToServers(): void {
+  for (const thread of processThreads()) {
+    try {
+      if (getPriority(thread) < IMPORT_NICENESS) setPriority(thread, IMPORT_NICENESS);
+    } catch {
+      // not permitted here (or the thread has ended): run at the priority given
+    }
+  }
+}
+
+/** The ids of this process's threads where the system lists them (Linux), else the process's own id (0). */
+function processThreads(): number[] {
   try {
-    if (getPriority() < IMPORT_NICENESS) setPriority(IMPORT_NICENESS);
+    return readdirSync('/proc/self/task').map(Number);
   } catch {
-    // not permitted here: run at the priority given
+    return [0];
   }
 }
 
