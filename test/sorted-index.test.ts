@@ -2,8 +2,8 @@
  * Table indexes under changes, against a brute-force sort: whatever mix of
  * inserts, replacements and deletes lands between two flushes (placed
  * by binary search, or very many rebuilt from scratch), every index
- * lists exactly the live records in (keys…, id) order, and knows where
- * each run of one leading value ends, and its binary searches on the first
+ * lists exactly the live records in (keys…, id) order and each row's
+ * position in it, and knows where each run of one leading value ends, and its binary searches on the first
  * two keys find what a scan finds. A table grown ahead of need between
  * changes holds what one grown at once holds, and saves each column by
  * place, in 32-bit integers when they hold its values; a server's
@@ -115,6 +115,10 @@ t.test('every index matches a brute-force sort after each flush', async (t) => {
           const index = table.index(name);
           const ids = Array.from(index.order.subarray(0, index.size), (row) => table.idOf(row));
           if (JSON.stringify(ids) !== JSON.stringify(expected(live, [...keys]))) return false;
+          // Each row's position (made again in the memory of the last, when it fits), 0 for rows not in the index.
+          const ranks = index.ranks();
+          const positionOf = new Map(Array.from(index.order.subarray(0, index.size), (row, k) => [row, k]));
+          for (let row = 0; row < ranks.length; row++) if (ranks[row] !== (positionOf.get(row) ?? 0)) return false;
           // The end of each leading value's run (asked every round, so a
           // stale answer from before the flush would show).
           const lead = table.column(keys[0]);
@@ -349,8 +353,8 @@ t.test('zone maps: made in the background once the index has served enough walks
 
 t.test('a table grown ahead of need, a step between changes, holds what one grown at once holds: columns, indexes and the JSON made before', async (t) => {
   // Small enough that every run grows several times, in steps of a few rows, with no wait between allocations.
-  const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows, growAllocationGapMs: Table.growAllocationGapMs };
-  Object.assign(Table, { growAheadFrom: 64, growStepRows: 16, growAllocationGapMs: 0 });
+  const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows };
+  Object.assign(Table, { growAheadFrom: 64, growStepRows: 16 });
   t.teardown(() => Object.assign(Table, defaults));
   const json = (row: Row) => JSON.stringify(row);
   let inBackground = 0;
@@ -426,8 +430,8 @@ t.test("a table's saved columns: each value at its row's place, in 32-bit intege
 });
 
 t.test('a table loaded with room for its rows (reserve) is not grown ahead until rows are added to it', async (t) => {
-  const defaults = { growAheadFrom: Table.growAheadFrom, growAllocationGapMs: Table.growAllocationGapMs };
-  Object.assign(Table, { growAheadFrom: 64, growAllocationGapMs: 0 });
+  const defaults = { growAheadFrom: Table.growAheadFrom };
+  Object.assign(Table, { growAheadFrom: 64 });
   t.teardown(() => Object.assign(Table, defaults));
   for (const rows of [64, 100, 1000, 5000]) {
     const table = new Table<{ id: string; n: number }>({ columns: { n: (r) => r.n }, indexes: [{ name: 'n', keys: ['n'] }] });
@@ -466,8 +470,8 @@ const shift = (i: number, hour = i): ShiftRecord => ({
 });
 
 t.test("a server's background work grows a nearly full table ahead of need, before any row needs the room", async (t) => {
-  const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows, growAllocationGapMs: Table.growAllocationGapMs };
-  Object.assign(Table, { growAheadFrom: 64, growStepRows: 16, growAllocationGapMs: 0 });
+  const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows };
+  Object.assign(Table, { growAheadFrom: 64, growStepRows: 16 });
   t.teardown(() => Object.assign(Table, defaults));
   const model = new ReadModel(tableDefs);
   let added = 0;
@@ -509,4 +513,30 @@ t.test("a server's background work publishes a big table's changes soon after th
   t.same(starts(), before, 'searches see the table as it was');
   await until(() => (model.stale(institution) ? undefined : true), 2000);
   t.same(starts(), [shift(199).id, ...before.slice(0, 199), shift(200).id, shift(201).id], 'every change, in start order');
+});
+
+t.test("a server's background work allocates the memory a big table's indexes make their next orders in before their first change, and the first publication makes them there", async (t) => {
+  const defaults = { publishFrom: Table.publishFrom };
+  Object.assign(Table, { publishFrom: 64 });
+  t.teardown(() => Object.assign(Table, defaults));
+  const model = new ReadModel(tableDefs);
+  for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
+  model.flush();
+  const small = new ReadModel(tableDefs);
+  for (let i = 0; i < 10; i++) small.apply(put('shift', shift(i)));
+  small.flush();
+  const table = model.table('shift', institution)!;
+  const indexes = ['start', 'end', 'created', 'updated', 'spots'].map((name) => table.index(name));
+  t.ok(indexes.every((index) => !index.hasSpare), 'none before the server serves');
+  const background = workInBackground(model, () => true, 4, 5);
+  const smallBackground = workInBackground(small, () => true, 4, 5);
+  t.teardown(() => (background.stop(), smallBackground.stop()));
+  await until(() => (indexes.every((index) => index.hasSpare) ? true : undefined), 2000);
+  t.pass('every index of the big table has its memory, with no change made');
+  t.ok(['start', 'end'].every((name) => !small.table('shift', institution)!.index(name).hasSpare), 'a small table (changed when read) gets none');
+  const replaced = indexes.map((index) => index.order);
+  model.apply(put('shift', shift(200)));
+  await until(() => (model.stale(institution) ? undefined : true), 2000);
+  t.ok(indexes.every((index, i) => index.order !== replaced[i] && index.hasSpare), 'published: each index in its new order, the one replaced kept for the next');
+  t.equal(indexes[0]!.size, 201, 'the new shift is in');
 });

@@ -1,7 +1,8 @@
 /**
  * The read model's background work while serving, a slice of a few
  * milliseconds at a time between requests: the shift → reservations map a
- * moved shift needs, the bigger arrays of tables nearly full, and the
+ * moved shift needs, the bigger arrays of tables nearly full, the memory big
+ * indexes make their next orders in (ahead of their first change), and the
  * symbol codes of the snapshot (once, after a load), then the zone maps and
  * rank matrices searches wanted, looked for again every `idleMs` when there
  * is nothing to do (or the model is not `ready`). First of all, once ready,
@@ -12,7 +13,7 @@ import type { ReadModel } from './model.js';
 
 /** One slice of the background work until `deadline` (performance.now(), ms): whether some is left. */
 function workUntil(model: ReadModel, deadline: number): boolean {
-  return model.publishIndexes(deadline) || model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSymbolCodes(deadline) || model.makeZoneMaps(deadline) || model.buildRanks(deadline);
+  return model.publishIndexes(deadline) || model.noteReservations(deadline) || model.growAhead(deadline) || model.makeSpares(deadline) || model.makeSymbolCodes(deadline) || model.makeZoneMaps(deadline) || model.buildRanks(deadline);
 }
 
 /**

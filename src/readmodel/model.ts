@@ -358,6 +358,17 @@ export class ReadModel implements JsonView {
     return more;
   }
 
+  /** Allocate the memory big tables' indexes make their next orders in (Table.makeSpares), until `deadline`. Whether there is more to do now. */
+  makeSpares(deadline: number): boolean {
+    for (const byInstitution of this.tables.values()) {
+      for (const table of byInstitution.values()) {
+        if (performance.now() >= deadline) return true;
+        if (table.makeSpares()) return true;
+      }
+    }
+    return false;
+  }
+
   /**
    * Make the symbol codes the snapshot a start-up loaded seeded
    * (SymbolCodes), until `deadline` (performance.now(), ms). Whether there

@@ -89,6 +89,14 @@ export class SortedIndex {
   private spare: Uint32Array | undefined;
   /** Row → position, built when first asked for after a change. */
   private positions: Uint32Array | undefined;
+  /**
+   * The positions of before the last change: the next `ranks()` is made in its memory when it fits. Under a live
+   * import an index of a million rows changes every second or so, and a new array for each of its `ranks()` (4 MB
+   * at 1M rows), kept until a full garbage collection, was most of the memory the server allocated outside the
+   * JavaScript heap; every 64 MB of that starts a collection of the whole heap (V8's external memory pressure):
+   * about one every 5 s, each using both cores for half a second, with reads queued behind it.
+   */
+  private sparePositions: Uint32Array | undefined;
   /** What the positions found by search since the last change cost (positionsOf), in rows of a `ranks()` build. */
   private searchedCost = 0;
   /** Leading value → the position after its run (runEnd), until the next change. */
@@ -143,7 +151,14 @@ export class SortedIndex {
     if (this.positions) return this.positions;
     let maxRow = 0;
     for (let k = 0; k < this.length; k++) if (this.rows[k]! > maxRow) maxRow = this.rows[k]!;
-    const positions = new Uint32Array(maxRow + 1);
+    const spare = this.sparePositions;
+    this.sparePositions = undefined;
+    let positions: Uint32Array;
+    if (spare !== undefined && spare.length > maxRow) {
+      // (Rows not in the index read 0, as in a new array.)
+      positions = spare;
+      positions.fill(0);
+    } else positions = new Uint32Array(maxRow + 1 + (maxRow >>> 4));
     for (let k = 0; k < this.length; k++) positions[this.rows[k]!] = k;
     this.positions = positions;
     return positions;
@@ -401,6 +416,24 @@ export class SortedIndex {
   }
 
   /**
+   * Allocate the memory the next `nextOrder` is made in, if there is none yet (whether it did). An index has it from
+   * its first change on (the order `adopt` replaces); made ahead, the first changes of a live import into a server
+   * just started allocate nothing: every big index allocating its next order at the import's first batch was
+   * 40 MB outside the JavaScript heap at once, which started a collection of the whole heap with the import's first
+   * append (reads queued up to 0.5 s behind it).
+   */
+  makeSpare(): boolean {
+    if (this.hasSpare) return false;
+    this.spare = new Uint32Array(this.rows.length);
+    return true;
+  }
+
+  /** Whether the memory the next `nextOrder` is made in is there, as large as the order (see makeSpare). */
+  get hasSpare(): boolean {
+    return this.spare !== undefined && this.spare.length >= this.rows.length;
+  }
+
+  /**
    * Take an order `nextOrder` made (the index unchanged since it began). The order it replaces is kept to make the
    * next one in: the caller guarantees that no one reads it any more (searches read an order within one request).
    */
@@ -475,6 +508,7 @@ export class SortedIndex {
   /** What is derived from the order is made again when next asked for. */
   private changed(): void {
     this.version++;
+    if (this.positions !== undefined) this.sparePositions = this.positions;
     this.positions = undefined;
     this.searchedCost = 0;
     this.runEnds.clear();

@@ -76,9 +76,8 @@ export class Table<R extends Identified> implements RowSource {
   static publishFrom = 50_000;
   /** Tables with room for fewer rows grow at once when full, a copy of a few MB at most (tests lower it). */
   static growAheadFrom = 1 << 15;
-  /** Rows a step of growing ahead copies, and the least time between two of its allocations, ms (tests lower both). */
+  /** Rows a step of growing ahead copies (tests lower it). */
   static growStepRows = 1 << 15;
-  static growAllocationGapMs = 50;
   /**
    * A table grows ahead of need (growAhead) once this share of its room is taken: more than a load leaves taken
    * (`reserve`: 4/5), or every big table grew after each start-up, unasked, to 2.5 times its room (the benchmark's
@@ -102,7 +101,7 @@ export class Table<R extends Identified> implements RowSource {
    * A growth under way (growAhead): the bigger columns, whether the fragment store's bigger memory is allocated, and
    * the rows filled in both.
    */
-  private next: { readonly capacity: number; readonly columns: Float64Array[]; fragments: boolean; filled: number; allocatedAt: number } | undefined;
+  private next: { readonly capacity: number; readonly columns: Float64Array[]; fragments: boolean; filled: number } | undefined;
   private readonly indexes = new Map<string, SortedIndex>();
   /** Per row: ADDED, REMOVED or 0. */
   private pending = new Uint8Array(16);
@@ -594,36 +593,46 @@ export class Table<R extends Identified> implements RowSource {
 
   /**
    * Grow ahead of need, a step at least and more until `deadline` (performance.now(), ms): once most of a big
-   * table's room is taken, its bigger columns and fragment entries are made a piece at a time between requests — an
-   * array allocated (one a call, apart: the garbage collector gets time to catch up between them), or rows copied —
-   * and taken when done, or when a row needs them. Grown at once, at the row that found the table full, a live
-   * import's requests all waited: 63 ms of copying at 600,000 rows, followed by 100–300 ms of collection in the
-   * CPU profiles. Whether there is more to do now.
+   * table's room is taken, its bigger columns and fragment entries are made between requests — all the memory in
+   * one step, then the rows copied a piece at a time — and taken when done, or when a row needs them. Grown at once,
+   * at the row that found the table full, a live import's requests all waited: 63 ms of copying at 600,000 rows,
+   * followed by 100–300 ms of collection in the CPU profiles.
+   *
+   * The memory comes in one step because V8 starts a collection of the whole heap each time the memory held outside
+   * it (typed arrays) has grown by 64 MB since the last: a growth's arrays allocated one a step, 50 ms apart, started
+   * one collection after the other (four in 4 s at a million shifts, each with 200–300 ms of marking on the main
+   * thread and the other core busy marking, reads queued behind them), though each freed nothing. Whether there is
+   * more to do now.
    */
   growAhead(deadline: number): boolean {
     if (this.next === undefined) {
       if (this.capacity < Table.growAheadFrom || this.records.length < this.capacity * Table.growAheadAt) return false;
       this.next = this.growth(this.grownCapacity());
     }
-    do if (this.growStep(true) !== 'copied') return false;
+    do if (this.growStep() !== 'copied') return false;
     while (performance.now() < deadline);
     return true;
   }
 
-  /** One step of growing ahead (see growAhead); `paced`: no allocation within growAllocationGapMs of the last. */
-  private growStep(paced: boolean): 'allocated' | 'waiting' | 'copied' | 'taken' {
+  /**
+   * For a table that publishes its changes in the background (a big one), the memory each index makes its next order
+   * in (SortedIndex.makeSpare), every index's at once (as a growth's, see growAhead): made ahead of the first change,
+   * while the server is idle. Whether it allocated any.
+   */
+  makeSpares(): boolean {
+    if (!this.publishedLater) return false;
+    let made = false;
+    for (const index of this.indexes.values()) made = index.makeSpare() || made;
+    return made;
+  }
+
+  /** One step of growing ahead (see growAhead): all its memory, or a piece of the rows copied, or the growth taken. */
+  private growStep(): 'allocated' | 'copied' | 'taken' {
     const next = this.next!;
-    const allocating = next.columns.length < this.columns.length || !next.fragments;
-    if (allocating && paced && performance.now() - next.allocatedAt < Table.growAllocationGapMs) return 'waiting';
-    if (next.columns.length < this.columns.length) {
-      next.columns.push(new Float64Array(next.capacity));
-      next.allocatedAt = performance.now();
-      return 'allocated';
-    }
-    if (!next.fragments) {
-      this.fragments.growAhead(next.capacity);
+    if (next.columns.length < this.columns.length || !next.fragments) {
+      while (next.columns.length < this.columns.length) next.columns.push(new Float64Array(next.capacity));
+      if (!next.fragments) this.fragments.growAhead(next.capacity);
       next.fragments = true;
-      next.allocatedAt = performance.now();
       return 'allocated';
     }
     if (next.filled < next.capacity) {
@@ -650,13 +659,13 @@ export class Table<R extends Identified> implements RowSource {
     this.finishGrowth();
   }
 
-  /** The growth under way, every step now, unpaced. */
+  /** The growth under way, every step now. */
   private finishGrowth(): void {
-    while (this.growStep(false) !== 'taken');
+    while (this.growStep() !== 'taken');
   }
 
   private growth(capacity: number): NonNullable<Table<R>['next']> {
-    return { capacity, columns: [], fragments: false, filled: 0, allocatedAt: -Infinity };
+    return { capacity, columns: [], fragments: false, filled: 0 };
   }
 
   private release(row: number): void {
