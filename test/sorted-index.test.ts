@@ -3,14 +3,16 @@
  * inserts, replacements and deletes lands between two flushes (placed
  * by binary search, or very many rebuilt from scratch), every index
  * lists exactly the live records in (keys…, id) order and each row's
- * position in it, and knows where each run of one leading value ends, and its binary searches on the first
- * two keys find what a scan finds. A table grown ahead of need between
- * changes holds what one grown at once holds, and saves each column by
- * place, in 32-bit integers when they hold its values; a server's
- * background work grows a nearly full table before a row needs the room.
- * A table publishing in the background keeps its indexes as of its last
- * publication, all alike, until the next is taken whole; the server's
- * background work publishes each change soon after it lands.
+ * position in it, knows where each run of one leading value ends, and its
+ * binary searches on the first two keys find what a scan finds. A table
+ * grown ahead of need between changes holds what one grown at once holds,
+ * and saves each column by place, in 32-bit integers when they hold its
+ * values; a server's background work grows a nearly full table before a
+ * row needs the room. A table publishing in the background keeps its
+ * indexes as of its last publication, all alike, until the next is taken
+ * whole; the server's background work publishes each change soon after it
+ * lands, and makes the memory a big table's next orders are made in before
+ * its first change.
  */
 import fc from 'fast-check';
 import t from 'tap';
@@ -352,7 +354,7 @@ t.test('zone maps: made in the background once the index has served enough walks
 });
 
 t.test('a table grown ahead of need, a step between changes, holds what one grown at once holds: columns, indexes and the JSON made before', async (t) => {
-  // Small enough that every run grows several times, in steps of a few rows, with no wait between allocations.
+  // Small enough that every run grows several times, its rows copied in steps of a few.
   const defaults = { growAheadFrom: Table.growAheadFrom, growStepRows: Table.growStepRows };
   Object.assign(Table, { growAheadFrom: 64, growStepRows: 16 });
   t.teardown(() => Object.assign(Table, defaults));

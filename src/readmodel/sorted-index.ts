@@ -419,8 +419,8 @@ export class SortedIndex {
    * Allocate the memory the next `nextOrder` is made in, if there is none yet (whether it did). An index has it from
    * its first change on (the order `adopt` replaces); made ahead, the first changes of a live import into a server
    * just started allocate nothing: every big index allocating its next order at the import's first batch was
-   * 40 MB outside the JavaScript heap at once, which started a collection of the whole heap with the import's first
-   * append (reads queued up to 0.5 s behind it).
+   * 40 MB outside the JavaScript heap at once, at a million shifts (in the GC traces, a collection of the whole heap
+   * started with the import's first append). Its pages take no memory until the order is made in them.
    */
   makeSpare(): boolean {
     if (this.hasSpare) return false;

@@ -616,8 +616,8 @@ export class Table<R extends Identified> implements RowSource {
 
   /**
    * For a table that publishes its changes in the background (a big one), the memory each index makes its next order
-   * in (SortedIndex.makeSpare), every index's at once (as a growth's, see growAhead): made ahead of the first change,
-   * while the server is idle. Whether it allocated any.
+   * in (SortedIndex.makeSpare), every index's at once (as a growth's, see growAhead): made by the server's background
+   * work ahead of the first change. Whether it allocated any.
    */
   makeSpares(): boolean {
     if (!this.publishedLater) return false;
