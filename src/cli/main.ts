@@ -190,10 +190,11 @@ const IMPORT_NICENESS = 10;
  * On Linux a niceness is a thread's: setting the main thread's leaves the threads started with the process (V8's
  * garbage collection and compiler helpers) at the priority given, and those collected the line workers' garbage at
  * a server's priority. So every thread of the process is set, before the line workers start (threads started
- * later take their starter's niceness).
+ * later take their starter's niceness), the main thread last: once it runs at the import's niceness, so do all.
  */
 function yieldToServers(): void {
-  for (const thread of processThreads()) {
+  const threads = processThreads();
+  for (const thread of [...threads.filter((id) => id !== process.pid), ...threads.filter((id) => id === process.pid)]) {
     try {
       if (getPriority(thread) < IMPORT_NICENESS) setPriority(thread, IMPORT_NICENESS);
     } catch {
