@@ -20,7 +20,7 @@ import { put } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
 import { workInBackground } from '../src/readmodel/background.js';
 import { ReadModel } from '../src/readmodel/model.js';
-import { ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
+import { capacityFor, ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
 import { Table } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
 import { until } from './helpers.js';
@@ -541,4 +541,8 @@ t.test("a server's background work allocates the memory a big table's indexes ma
   await until(() => (model.stale(institution) ? undefined : true), 2000);
   t.ok(indexes.every((index, i) => index.order !== replaced[i] && index.hasSpare), 'published: each index in its new order, the one replaced kept for the next');
   t.equal(indexes[0]!.size, 201, 'the new shift is in');
+  // The memory made ahead is as long as the order it was made beside; one allocated at the publication would be as
+  // long as a new order of 201 rows (capacityFor), which differs.
+  t.ok(replaced.every((order) => order.length !== capacityFor(201)), 'the two lengths differ (so the next check tells them apart)');
+  t.same(indexes.map((index) => index.order.length), replaced.map((order) => order.length), 'each new order made in the memory made ahead, none allocated at the publication');
 });
