@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import fc from 'fast-check';
 import { open } from 'lmdb';
+import { Packr } from 'msgpackr';
 import t, { type Test } from 'tap';
 import { put, remove } from '../projections/projection.js';
 import { kinds, type ShiftRecord } from '../projections/records.js';
@@ -17,9 +18,9 @@ import { MAP_SIZE } from '../src/lmdb-file.js';
 import { ReadModel, type SavedTableOf } from '../src/readmodel/model.js';
 import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
-import { CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable } from '../src/readmodel/snapshot-codec.js';
+import { CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable, encodeTableInPieces, PartsMemory } from '../src/readmodel/snapshot-codec.js';
 import { SymbolCodes } from '../src/readmodel/symbol-codes.js';
-import type { SavedColumn, SavedTable } from '../src/readmodel/table.js';
+import { type SavedColumn, type SavedTable, savedTableOf, savedTableToSave } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
 import { tempDir } from './helpers.js';
 
@@ -93,36 +94,52 @@ t.test('a chunk holds at most CHUNK_SIZE records of one shape; -0, NaN and large
   t.ok(Object.is(back[0]!.zero, -0) && Number.isNaN(back[0]!.nan));
 });
 
-t.test("a table's indexes, columns and symbols: given back as saved, packed in one buffer of its bound's size", async (t) => {
+t.test("a table's indexes, columns and symbols: given back as saved, packed as msgpackr packs them, in one buffer of its bound's size", async (t) => {
   const text = fc.string({ unit: 'binary', maxLength: 40 });
   const table: fc.Arbitrary<SavedTable> = fc.record({
     // (msgpack drops an own "__proto__" key: no column is called that)
     symbols: fc.dictionary(fc.string({ maxLength: 12 }).filter((name) => name !== '__proto__'), fc.array(text, { maxLength: 200 })),
-    indexes: fc.array(fc.record({ name: text, signature: text, order: fc.uint32Array({ maxLength: 3000 }) }), { maxLength: 6 }),
+    indexes: fc.array(fc.record({ name: text, signature: text, order: fc.uint32Array({ maxLength: 3000 }) }), { maxLength: 20 }),
     columns: fc.array(
       fc.record({ name: text, signature: text, values: fc.oneof(fc.float64Array({ maxLength: 3000 }), fc.int32Array({ maxLength: 3000 })) }),
       { maxLength: 6 },
     ),
   });
+  // The packer snapshot-codec packs with.
+  const packr = new Packr({ useRecords: false, moreTypes: true });
   fc.assert(
     fc.property(table, (saved) => {
       const encoded = encodeTable(saved);
       // Never grown: still in the buffer made for it (msgpackr's own would be 8 KB, or a grown one of another size).
-      if (encoded.buffer.byteLength !== encodedTableBound(saved)) return false;
+      if (encoded.buffer.byteLength !== encodedTableBound(savedTableToSave(saved))) return false;
+      if (!encoded.equals(packr.pack(saved))) return false;
       // (fast-check's objects have no prototype, the decoded ones do)
       return isDeepStrictEqual(decodeTable(encoded), structuredClone(saved));
     }),
     { numRuns: 300 },
   );
-  // The largest of the benchmark's tables are tens of MB.
+  // The largest of the benchmark's tables are tens of MB; symbol lists of more values than a piece packs.
   const large: SavedTable = {
-    symbols: { title: Array.from({ length: 50_000 }, (_, i) => `Shift ${i} — ночная смена ✓`) },
+    symbols: {
+      title: Array.from({ length: 50_000 }, (_, i) => `Shift ${i} — ночная смена ✓`),
+      few: Array.from({ length: 70_000 }, (_, i) => String(i % 5)),
+      none: [],
+    },
     indexes: [{ name: 'start', signature: 'start=…', order: new Uint32Array(2_000_000).map((_, i) => i) }],
-    columns: [{ name: 'start', signature: 'start', values: new Float64Array(2_000_000).map((_, i) => i / 3) }],
+    columns: [
+      { name: 'start', signature: 'start', values: new Float64Array(2_000_000).map((_, i) => i / 3) },
+      { name: 'code', signature: 'code', values: new Int32Array(70_000).map((_, i) => -i) },
+    ],
   };
   const encoded = encodeTable(large);
-  t.equal(encoded.buffer.byteLength, encodedTableBound(large), 'a 24 MB table is packed without growing');
+  t.equal(encoded.buffer.byteLength, encodedTableBound(savedTableToSave(large)), 'a 24 MB table is packed without growing');
+  t.ok(encoded.equals(packr.pack(large)), 'as msgpackr packs it');
   t.ok(isDeepStrictEqual(decodeTable(encoded), large), 'and given back as saved');
+  const pieces = encodeTableInPieces(savedTableToSave(large));
+  let yields = 0;
+  while (pieces.next().done !== true) yields++;
+  // 2 widths, the symbols in pieces of 16,384 (4 + 5), 1 index, 2 columns.
+  t.equal(yields, 2 + 9 + 1 + 2, 'in pieces: after each width, symbol piece, index and column');
 });
 
 function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'): ShiftRecord {
@@ -179,7 +196,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   t.same(model.get('shift', shifts[7]!.id), shifts[7]);
 
   // A new snapshot replaces both.
-  await disk.writeSnapshot(model.byKind(), model.savedTables(), at(12));
+  await disk.writeSnapshot(model.byKind(), model.tablesToSave(), at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
   const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => chunk.records);
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
@@ -277,7 +294,7 @@ t.test('a new snapshot is written beside the current one a piece at a time, and 
     model.apply(put('shift', shift(2000 + n)));
     model.flush();
     let parts = 0;
-    await disk.replaceSnapshot(encodeSnapshot(model.byKind(), model.savedTables()), at(12 + n), () => void parts++);
+    await disk.replaceSnapshot(encodeSnapshot(model.byKind(), model.tablesToSave()), at(12 + n), () => void parts++);
     t.same(disk.sizes(), { snapshot: 41 + n, journal: 0 }, `snapshot ${n + 1}: the records, no journal`);
     t.ok(parts >= 2, 'the parts were let go of one by one');
     t.equal(chunksOnDisk(), [...disk.snapshotChunks()].length, 'the snapshot it replaced is gone');
@@ -293,7 +310,7 @@ t.test('a load lets go of the pages it read as it goes, and loads the same', asy
   const live = new ReadModel(tableDefs);
   for (let i = 0; i < 3000; i++) live.apply(put('shift', shift(i, i % 2 ? '00000000-0000-4000-8000-00000000000a' : '00000000-0000-4000-8000-00000000000b')));
   live.flush();
-  await disk.writeSnapshot(live.byKind(), live.savedTables(), at(5));
+  await disk.writeSnapshot(live.byKind(), live.tablesToSave(), at(5));
   // More than 10,000 changes: the journal is read in pages of 1,000 and the load yields every 10,000, so the
   // environment is opened again while the journal is half read.
   await disk.write(Array.from({ length: 12_000 }, (_, i) => (i % 5 ? put('shift', { ...shift(i), spots: 7 }) : remove('shift', shift(i).id))), [], at(6));
@@ -341,6 +358,63 @@ t.test('a long journal found at start-up is folded into a new snapshot', async (
   t.same([...again.byKind()].map(([k, l]) => [k, [...l].length]), [...model.byKind()].map(([k, l]) => [k, [...l].length]), 'the new snapshot loads the same records');
 });
 
+t.test('parts memory: parts one after the other in a block, word-aligned; given again only once recycled; a part larger than a block in memory of its own', async (t) => {
+  const { blockBytes, packFrom } = PartsMemory;
+  t.teardown(() => Object.assign(PartsMemory, { blockBytes, packFrom }));
+  Object.assign(PartsMemory, { blockBytes: 16_384, packFrom: 4096 });
+  const memory = new PartsMemory();
+  const a = memory.take(100);
+  const b = memory.take(100);
+  t.equal(b.buffer, a.buffer, 'two parts in one block');
+  t.equal(b.byteOffset, a.byteOffset + 104, 'the second after the first, word-aligned');
+  const large = memory.take(20_000);
+  t.equal(large.length, 20_000);
+  t.not(large.buffer, a.buffer, 'a part larger than a block in a block of its own');
+  const value = { name: 'x'.repeat(40), values: [1, 2, 3] };
+  const packed = memory.pack(value);
+  t.same(decodeTable(packed), value, 'a value packed into the memory');
+  const next = memory.take(8);
+  t.ok(packed.buffer !== large.buffer && packed.buffer !== a.buffer, 'in a new block (the one being filled had no room left)');
+  t.equal(next.buffer, packed.buffer, 'taken: the next part after it');
+  t.ok(next.byteOffset >= packed.byteOffset + packed.length);
+  const outgrown = memory.pack('y'.repeat(30_000));
+  t.equal(decodeTable(outgrown), 'y'.repeat(30_000), 'a value that outgrows its block is packed whole');
+  t.not(outgrown.buffer, large.buffer, 'in memory of its own');
+  t.not(outgrown.buffer, a.buffer);
+  memory.recycle();
+  const again = memory.take(100);
+  t.equal(again.buffer, a.buffer, 'recycled: the first block given again');
+  t.equal(again.byteOffset, a.byteOffset, 'from its start');
+  t.same(decodeTable(memory.pack(value)), value);
+});
+
+t.test('a snapshot packed into memory used again once each piece is written reads back as the model it was made from', async (t) => {
+  const { disk } = stores(t);
+  const pieceBytes = ReadModelStore.snapshotPieceBytes;
+  const { blockBytes, packFrom } = PartsMemory;
+  t.teardown(() => {
+    ReadModelStore.snapshotPieceBytes = pieceBytes;
+    Object.assign(PartsMemory, { blockBytes, packFrom });
+  });
+  // Several parts a transaction: the memory is given again only once they are all written.
+  ReadModelStore.snapshotPieceBytes = 2 * 2 ** 20;
+  Object.assign(PartsMemory, { blockBytes: 8 * 2 ** 20, packFrom: 4 * 2 ** 20 });
+  const institutions = Array.from({ length: 5 }, (_, i) => `00000000-0000-4000-8000-00000000000${i}`);
+  const model = new ReadModel(tableDefs);
+  for (let i = 0; i < CHUNK_SIZE * 3; i++) model.apply(put('shift', { ...shift(i, institutions[i % 5]), spots: i % 17, title: `Shift ${i % 300}` }));
+  for (let i = 0; i < 2000; i++) model.apply(remove('shift', shift(i * 7).id));
+  model.flush();
+  const encoded = encodeSnapshot(model.byKind(), model.tablesToSave(), true);
+  let written = 0;
+  await disk.replaceSnapshot({ ...encoded, written: () => (written++, encoded.written!()) }, at(3));
+  t.ok(written >= 2, `the memory given again after each piece (${written} times)`);
+  const loaded = new ReadModel(tableDefs);
+  t.equal(loaded.loadPersisted(disk.persisted()), 5, "every table's saved indexes taken");
+  const records = (m: ReadModel) => [...m.byKind()].map(([kind, list]) => [kind, [...list]]);
+  t.ok(isDeepStrictEqual(records(loaded), records(model)), 'every record read back, in order');
+  t.ok(isDeepStrictEqual([...disk.savedTables()].map((saved) => saved.table), [...model.savedTables()].map((saved) => saved.table)), 'every table read back');
+});
+
 t.test("a replay thread's tables, made a kind at a time and let go of once saved: those made at once, taken at start-up", async (t) => {
   const { disk } = stores(t);
   const X = '00000000-0000-4000-8000-00000000000a';
@@ -364,14 +438,20 @@ t.test("a replay thread's tables, made a kind at a time and let go of once saved
   atOnce.buildTables();
   const once = replayed();
   const told: number[] = [];
-  const saved = byName(once.savedTablesOnce((rows) => told.push(rows)));
+  // Each table made as it is listed, as a writer makes them.
+  const saved: SavedTableOf[] = [];
+  for (const listed of once.tablesToSaveOnce((rows) => told.push(rows))) {
+    if (listed) saved.push({ kind: listed.kind, institution: listed.institution, table: savedTableOf(listed.table) });
+  }
+  byName(saved);
   t.same(saved, byName(atOnce.savedTables()), 'the same indexes, columns and symbols');
   t.equal(told.length, 2 * kinds.length, 'told after each kind is made and after it is let go of');
   const shiftRows = saved.filter(({ kind }) => kind === 'shift').reduce((n, { table }) => n + table.indexes[0]!.order.length, 0);
   const shifts = 2 * kinds.indexOf('shift');
   t.ok(shiftRows > 200, `the shifts listed (${shiftRows})`);
   t.same(told.slice(shifts, shifts + 2), [shiftRows, shiftRows], "with the shifts' rows");
-  await disk.writeSnapshot(once.byKind(), saved, at(5));
+  const toSave = saved.map(({ kind, institution, table }) => ({ kind, institution, table: savedTableToSave(table) }));
+  await disk.writeSnapshot(once.byKind(), toSave, at(5));
   const restored = new ReadModel(tableDefs);
   t.equal(restored.loadPersisted(disk.persisted()), 2, "a start-up takes both tables' saved indexes");
 });
@@ -398,7 +478,7 @@ t.test('saved indexes are taken at start-up, and give the order a sort gives', a
   ]);
   apply(Array.from({ length: 30 }, (_, i) => remove('shift', shift(i * 5 + 2).id)));
   apply(Array.from({ length: 60 }, (_, i) => put('shift', shift(1000 + i, i % 2 ? X : Y))));
-  await disk.writeSnapshot(live.byKind(), live.savedTables(), at(5));
+  await disk.writeSnapshot(live.byKind(), live.tablesToSave(), at(5));
   // Changes after the snapshot, in the journal.
   const later = [
     ...Array.from({ length: 25 }, (_, i) => put('shift', { ...shift(i * 11 + 1, (i * 11 + 1) % 3 ? X : Y), spots: 2 })),

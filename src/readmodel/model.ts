@@ -9,7 +9,7 @@ import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
-import { type SavedTable, Table, type TableSchema } from './table.js';
+import { type SavedTable, savedTableOf, Table, type TableSchema, type TableToSave } from './table.js';
 
 export interface TableDef<R> extends TableSchema<R> {
   /** Whether a record appears in lists and searches (default: always). */
@@ -25,7 +25,20 @@ export interface SavedTableOf {
   readonly table: SavedTable;
 }
 
+/**
+ * A table's indexes and symbol codes to be saved with a snapshot, made as they are written (Table.toSave); the lists
+ * of them hold `undefined` between pieces of the work of making them (where a writer may let other work run).
+ */
+export interface TableToSaveOf {
+  readonly kind: Kind;
+  readonly institution: string;
+  readonly table: TableToSave;
+}
+
 type Maps = { [K in Kind]: Map<string, Records[K]> };
+
+/** Records `tablesToSave` lists between two pauses, at most (a few ms of lookups). */
+const PLACES_A_PIECE = 16_384;
 
 /** A persisted read model, as `loadPersisted` takes it: the tables' saved indexes, the snapshot's chunks, the journal. */
 export interface Persisted {
@@ -471,23 +484,30 @@ export class ReadModel implements JsonView {
 
   /**
    * Every table's indexes (with rows as places in the order `byKind()`
-   * lists the table's records) and symbol codes: a model that seeds the
-   * codes, then loads those records in that order, has them at those rows
-   * and can take the indexes as they are.
+   * lists the table's records) and symbol codes, made as they are written
+   * (`undefined` between pieces of the work: see TableToSaveOf): a model
+   * that seeds the codes, then loads those records in that order, has them
+   * at those rows and can take the indexes as they are. The model must not
+   * change until every one is written.
    */
-  *savedTables(): Iterable<SavedTableOf> {
+  *tablesToSave(): Iterable<TableToSaveOf | undefined> {
     this.flush();
-    for (const [kind, byInstitution] of this.tables) yield* this.savedTablesOf(kind, byInstitution);
+    for (const [kind, byInstitution] of this.tables) yield* this.tablesToSaveOf(kind, byInstitution);
+  }
+
+  /** `tablesToSave`, made at once. */
+  *savedTables(): Iterable<SavedTableOf> {
+    for (const saving of this.tablesToSave()) if (saving) yield { kind: saving.kind, institution: saving.institution, table: savedTableOf(saving.table) };
   }
 
   /**
-   * `savedTables` of a model whose tables a replay deferred and that is let go of once saved (a replay worker's):
-   * each kind's tables are made from the records only when their turn comes, and let go of once saved, so that the
-   * records never sit beside every table at once. `letGo` is told whenever much may have just become garbage (with
-   * how many rows the kind's tables hold): once a kind's tables are made (what sorting them took) and once they are
-   * let go of.
+   * `tablesToSave` of a model whose tables a replay deferred and that is let go of once saved (a replay worker's):
+   * each kind's tables are made from the records only when their turn comes, and let go of once the next kind's
+   * turn comes (each table's arrays are made as it is written, after it is listed), so that the records never sit
+   * beside every table at once. `letGo` is told whenever much may have just become garbage (with how many rows the
+   * kind's tables hold): once a kind's tables are made (what sorting them took) and once they are let go of.
    */
-  *savedTablesOnce(letGo: (rows: number) => void = () => undefined): Iterable<SavedTableOf> {
+  *tablesToSaveOnce(letGo: (rows: number) => void = () => undefined): Iterable<TableToSaveOf | undefined> {
     for (const kind of kinds) {
       this.makeTables(kind);
       this.flush();
@@ -495,16 +515,20 @@ export class ReadModel implements JsonView {
       let rows = 0;
       for (const table of byInstitution?.values() ?? []) rows += table.rowCount;
       letGo(rows);
-      if (byInstitution) yield* this.savedTablesOf(kind, byInstitution);
+      if (byInstitution) yield* this.tablesToSaveOf(kind, byInstitution);
+      // (A pause, so that a writer has let go of the kind's last table before it is let go of here.)
+      yield undefined;
       this.tables.delete(kind);
       letGo(rows);
     }
   }
 
-  private *savedTablesOf(kind: Kind, byInstitution: ReadonlyMap<string, Table<AnyRecord>>): Iterable<SavedTableOf> {
+  private *tablesToSaveOf(kind: Kind, byInstitution: ReadonlyMap<string, Table<AnyRecord>>): Iterable<TableToSaveOf | undefined> {
     const places = new Map<Table<AnyRecord>, { placeOf: Uint32Array; next: number }>();
     for (const table of byInstitution.values()) places.set(table, { placeOf: new Uint32Array(table.rowCount), next: 0 });
+    let listed = 0;
     for (const record of this.maps[kind].values()) {
+      if (++listed % PLACES_A_PIECE === 0) yield undefined;
       const table = byInstitution.get(institutionOf(kind, record));
       if (!table) continue;
       const place = places.get(table)!;
@@ -513,7 +537,7 @@ export class ReadModel implements JsonView {
       if (row === undefined) continue;
       place.placeOf[row] = place.next++;
     }
-    for (const [institution, table] of byInstitution) yield { kind, institution, table: table.save(places.get(table)!.placeOf) };
+    for (const [institution, table] of byInstitution) yield { kind, institution, table: table.toSave(places.get(table)!.placeOf) };
   }
 
   /** The change counters of an institution's kinds. */

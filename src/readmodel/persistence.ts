@@ -29,8 +29,8 @@ import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
 import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
 import { decodeFeedBlock, feedBlock, feedBlocks, feedEnd, feedKey, feedStart } from './feed-codec.js';
-import type { Persisted, SavedTableOf } from './model.js';
-import { decodeChunk, decodeTable, encodeChunks, encodeTable } from './snapshot-codec.js';
+import type { Persisted, SavedTableOf, TableToSaveOf } from './model.js';
+import { decodeChunk, decodeTable, encodeChunksInPieces, encodeTableInPieces, PartsMemory, Room } from './snapshot-codec.js';
 
 /** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
 const SHARED_STRUCTURES = Symbol.for('structures');
@@ -42,30 +42,49 @@ export interface SnapshotWriter {
   end(checkpoint: Position): Promise<unknown>;
 }
 
+/** A table of a snapshot, encoded. */
+export interface EncodedTable {
+  readonly kind: Kind;
+  readonly institution: string;
+  /** The only view of its memory (see encodeTableInPieces). */
+  readonly buffer: Buffer<ArrayBuffer>;
+}
+
 /** A snapshot's tables and records, encoded (as they are asked for): what `replaceSnapshot` writes. */
 export interface EncodedSnapshot {
-  /** Each table's buffer the only view of its memory (see encodeTable). */
-  readonly tables: Iterable<{ readonly kind: Kind; readonly institution: string; readonly buffer: Buffer<ArrayBuffer> }>;
-  /** Each kind's chunks in order, with the number of records each holds. */
-  readonly chunks: Iterable<{ readonly kind: Kind; readonly buffer: Buffer; readonly records: number }>;
+  /** `undefined` between pieces of the work of encoding them: where the writer may let other work run. */
+  readonly tables: Iterable<EncodedTable | undefined>;
+  /** Each kind's chunks in order, with the number of records each holds (`undefined` between pieces, as `tables`). */
+  readonly chunks: Iterable<{ readonly kind: Kind; readonly buffer: Buffer; readonly records: number } | undefined>;
+  /** Where the parts are packed into memory used again: told that every part given so far is written. */
+  readonly written?: () => void;
 }
 
 /**
  * Encode every record of a model (by kind) and its tables, as
- * `ReadModel.byKind()` and `savedTables()` give them: lazily, a chunk at a
- * time as they are written (read once).
+ * `ReadModel.byKind()` and `tablesToSave()` give them: lazily, a piece at a
+ * time as they are written (read once). With `reuseMemory`, the parts are
+ * packed into memory used again once they are written (`written`: see
+ * PartsMemory); else each table into memory of its own (which can be
+ * transferred to another thread).
  */
-export function encodeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>): EncodedSnapshot {
-  return { tables: encodeTables(tables), chunks: encodeRecords(records) };
+export function encodeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<TableToSaveOf | undefined>, reuseMemory = false): EncodedSnapshot {
+  // The memory every table's arrays, then every chunk's columns, are made in, in turn.
+  const room = new Room();
+  const memory = reuseMemory ? new PartsMemory() : undefined;
+  return { tables: encodeTables(tables, room, memory), chunks: encodeRecords(records, room, memory), written: memory && (() => memory.recycle()) };
 }
 
-function* encodeTables(tables: Iterable<SavedTableOf>): Iterable<{ kind: Kind; institution: string; buffer: Buffer<ArrayBuffer> }> {
-  for (const { kind, institution, table } of tables) yield { kind, institution, buffer: encodeTable(table) };
+function* encodeTables(tables: Iterable<TableToSaveOf | undefined>, room: Room, memory: PartsMemory | undefined): Iterable<EncodedTable | undefined> {
+  for (const toSave of tables) {
+    if (toSave === undefined) yield undefined;
+    else yield { kind: toSave.kind, institution: toSave.institution, buffer: yield* encodeTableInPieces(toSave.table, room, memory) };
+  }
 }
 
-function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>): Iterable<{ kind: Kind; buffer: Buffer; records: number }> {
+function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>, room: Room, memory: PartsMemory | undefined): Iterable<{ kind: Kind; buffer: Buffer; records: number } | undefined> {
   for (const [kind, list] of records) {
-    for (const { buffer, records: n } of encodeChunks(list)) yield { kind, buffer, records: n };
+    for (const chunk of encodeChunksInPieces(list, memory, room)) yield chunk && { kind, buffer: chunk.buffer, records: chunk.records };
   }
 }
 
@@ -371,8 +390,8 @@ export class ReadModelStore implements FeedStore {
    * record of the model, by kind) and tables, at this checkpoint (see
    * replaceSnapshot): for a model that nothing else writes to meanwhile.
    */
-  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<SavedTableOf>, checkpoint: Position): Promise<void> {
-    return this.replaceSnapshot(encodeSnapshot(records, tables), checkpoint);
+  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<TableToSaveOf | undefined>, checkpoint: Position): Promise<void> {
+    return this.replaceSnapshot(encodeSnapshot(records, tables, true), checkpoint);
   }
 
   /**
@@ -385,8 +404,9 @@ export class ReadModelStore implements FeedStore {
    * emptied and the checkpoint set in one transaction. Until then the
    * current snapshot and journal are as they were: a failure or a crash
    * part-way loses nothing (the half-written slot is cleared before the
-   * next is written there). `between` runs after each part is queued (the
-   * projector lets requests in there); the parts' encoding and the puts
+   * next is written there). `between` runs after each part is queued and
+   * between the pieces a part is encoded in (the projector lets requests
+   * in there); the parts' encoding and the puts
    * run on this thread, the commits on lmdb-js's.
    */
   async replaceSnapshot(encoded: EncodedSnapshot, checkpoint: Position, between: () => Promise<void> | void = () => {}): Promise<void> {
@@ -402,11 +422,18 @@ export class ReadModelStore implements FeedStore {
       if (queued >= ReadModelStore.snapshotPieceBytes) {
         await last;
         queued = 0;
+        encoded.written?.();
       }
       await between();
     };
-    for (const { kind, institution, buffer } of encoded.tables) await queue(into.table(kind, institution, buffer), buffer.length);
-    for (const { kind, buffer, records } of encoded.chunks) await queue(into.chunk(kind, buffer, records), buffer.length);
+    for (const table of encoded.tables) {
+      if (table === undefined) await between();
+      else await queue(into.table(table.kind, table.institution, table.buffer), table.buffer.length);
+    }
+    for (const chunk of encoded.chunks) {
+      if (chunk === undefined) await between();
+      else await queue(into.chunk(chunk.kind, chunk.buffer, chunk.records), chunk.buffer.length);
+    }
     await last;
     const old = this.current;
     await this.root.transaction(() => {

@@ -221,7 +221,7 @@ export class Projector {
       const started = performance.now();
       const sizes = this.disk.sizes();
       this.model.flush();
-      await this.disk.replaceSnapshot(encodeSnapshot(this.model.byKind(), this.model.savedTables()), this.position, slices(ENCODE_SLICE_MS));
+      await this.disk.replaceSnapshot(encodeSnapshot(this.model.byKind(), this.model.tablesToSave(), true), this.position, slices(ENCODE_SLICE_MS));
       this.foldWanted = false;
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
@@ -294,7 +294,7 @@ export class Projector {
   async catchUp(): Promise<void> {
     await this.writing;
     if (await this.replay(await this.store.head())) {
-      await this.disk.writeSnapshot(this.model.byKind(), this.model.savedTables(), this.position);
+      await this.disk.writeSnapshot(this.model.byKind(), this.model.tablesToSave(), this.position);
     }
   }
 
@@ -392,8 +392,11 @@ export class Projector {
 const FOLD_SLICE_EVENTS = 100;
 const FOLD_SLICE_MS = 5;
 
-/** Slices of the event loop a snapshot is encoded in, at most, in ms: requests are answered between them. */
-const ENCODE_SLICE_MS = 20;
+/**
+ * Slices of the event loop a snapshot is encoded in, in ms (at least, until the piece under way is done): requests
+ * are answered between them.
+ */
+const ENCODE_SLICE_MS = 5;
 
 /** A pause to call between pieces of work: it lets other work run once `ms` have passed since it last did. */
 function slices(ms: number): () => Promise<void> | undefined {

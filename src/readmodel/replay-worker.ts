@@ -72,12 +72,12 @@ collectGarbage();
 // Each kind's tables made only when their turn comes, and let go of once sent.
 const { tables, chunks } = encodeSnapshot(
   model.byKind(),
-  model.savedTablesOnce((rows) => {
+  model.tablesToSaveOnce((rows) => {
     if (rows >= LARGE_ROWS) collectGarbage();
   }),
 );
 // (a table is encoded in memory of its own: sent as it is)
-for (const { kind, institution, buffer } of tables) await send({ table: { kind, institution }, buffer });
-for (const { kind, records, buffer } of chunks) await send({ chunk: { kind, records }, buffer: ownBuffer(buffer) });
+for (const table of tables) if (table) await send({ table: { kind: table.kind, institution: table.institution }, buffer: table.buffer });
+for (const chunk of chunks) if (chunk) await send({ chunk: { kind: chunk.kind, records: chunk.records }, buffer: ownBuffer(chunk.buffer) });
 parentPort!.postMessage({ position: end!.end, applied } satisfies ReplayResult);
 await messages.return?.();

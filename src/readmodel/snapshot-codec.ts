@@ -19,7 +19,7 @@
  * differently after a restart (-0 and 0 are both 0 in JSON).
  */
 import { Packr } from 'msgpackr';
-import type { SavedTable } from './table.js';
+import { type SavedTable, savedTableToSave, type TableToSave } from './table.js';
 
 type Column =
   | { readonly type: 'n'; readonly values: Float64Array }
@@ -48,27 +48,55 @@ function hasKeys(record: object, keys: readonly string[]): boolean {
 
 /** The records in chunks, in their order: each chunk one buffer, and how many records it holds. */
 export function* encodeChunks(records: Iterable<object>): Iterable<{ buffer: Buffer; records: number }> {
+  for (const chunk of encodeChunksInPieces(records)) if (chunk !== undefined) yield chunk;
+}
+
+/**
+ * `encodeChunks`, with `undefined` between pieces of the work, a few milliseconds each (where the caller may let
+ * other work run): a chunk of 16,384 records took 16 ms to encode (shifts), 57 ms with nested values (form
+ * submissions) on a slow day, each a stall of a server's requests while it folded its journal. Packed into `memory`
+ * when given (see PartsMemory), else into msgpackr's own buffers; the columns are made in `room` (a chunk's at a
+ * time: they are garbage once it is packed).
+ */
+export function* encodeChunksInPieces(records: Iterable<object>, memory?: PartsMemory, room: Room = new Room()): Iterable<{ buffer: Buffer; records: number } | undefined> {
   let batch: object[] = [];
   let keys: readonly string[] = [];
   for (const record of records) {
     const same = hasKeys(record, keys);
     if (batch.length > 0 && (!same || batch.length === CHUNK_SIZE)) {
-      yield { buffer: encodeChunk(keys, batch), records: batch.length };
+      yield { buffer: yield* encodeChunk(keys, batch, memory, room), records: batch.length };
       batch = [];
     }
     if (!same) keys = Object.keys(record);
     batch.push(record);
   }
-  if (batch.length > 0) yield { buffer: encodeChunk(keys, batch), records: batch.length };
+  if (batch.length > 0) yield { buffer: yield* encodeChunk(keys, batch, memory, room), records: batch.length };
 }
 
-function encodeChunk(keys: readonly string[], records: readonly object[]): Buffer {
-  const values = splitterFor(keys)(records);
-  const chunk: Chunk = { keys, count: records.length, columns: values.map(encodeColumn) };
-  return packr.pack(chunk);
+/** Records split into columns in one piece of encodeChunk, at most. */
+const SPLIT_A_PIECE = 2048;
+
+/** A chunk's buffer, made a piece at a time: the records split into columns, each column encoded, then packed. */
+function* encodeChunk(keys: readonly string[], records: readonly object[], memory: PartsMemory | undefined, room: Room): Generator<undefined, Buffer> {
+  const split = splitterFor(keys);
+  const values = keys.map(() => new Array<unknown>(records.length));
+  for (let from = 0; from < records.length; from += SPLIT_A_PIECE) {
+    split(records, from, Math.min(records.length, from + SPLIT_A_PIECE), values);
+    yield;
+  }
+  // Each column's typed array in its own part of the room (8 bytes a value at most).
+  const arrays = room.atLeast(8 * records.length * keys.length);
+  const columns: Column[] = [];
+  for (const [c, column] of values.entries()) {
+    columns.push(encodeColumn(column, arrays, 8 * records.length * c));
+    yield;
+  }
+  const chunk: Chunk = { keys, count: records.length, columns };
+  return memory ? memory.pack(chunk) : packr.pack(chunk);
 }
 
-function encodeColumn(values: readonly unknown[]): Column {
+/** A column's values encoded, its typed array (if it has one) made in `memory` from `offset` (8n bytes free there). */
+function encodeColumn(values: readonly unknown[], memory: ArrayBuffer, offset: number): Column {
   const n = values.length;
   let numbers = true;
   let booleans = true;
@@ -80,12 +108,20 @@ function encodeColumn(values: readonly unknown[]): Column {
     if (type !== 'boolean') booleans = false;
     if (type !== 'string' && value !== null) strings = false;
   }
-  if (numbers) return { type: 'n', values: Float64Array.from(values as number[]) };
-  if (booleans) return { type: 'b', values: Uint8Array.from(values as boolean[], (v) => (v ? 1 : 0)) };
+  if (numbers) {
+    const numbers = new Float64Array(memory, offset, n);
+    for (let i = 0; i < n; i++) numbers[i] = values[i] as number;
+    return { type: 'n', values: numbers };
+  }
+  if (booleans) {
+    const bytes = new Uint8Array(memory, offset, n);
+    for (let i = 0; i < n; i++) bytes[i] = values[i] ? 1 : 0;
+    return { type: 'b', values: bytes };
+  }
   if (strings) {
     const places = new Map<string, number>();
     const dictionary: string[] = [];
-    const codes = new Uint32Array(n);
+    const codes = new Uint32Array(memory, offset, n).fill(0);
     for (let i = 0; i < n; i++) {
       const value = values[i] as string | null;
       if (value === null) continue;
@@ -102,7 +138,8 @@ function encodeColumn(values: readonly unknown[]): Column {
   return { type: 'v', values };
 }
 
-type Splitter = (records: readonly object[]) => unknown[][];
+/** Reads records `from` to `to` (not included) into `columns`, one array per field, at the records' places. */
+type Splitter = (records: readonly object[], from: number, to: number, columns: unknown[][]) => void;
 const splitters = new Map<string, Splitter>();
 
 /**
@@ -116,14 +153,12 @@ function splitterFor(keys: readonly string[]): Splitter {
   let splitter = splitters.get(signature);
   if (splitter) return splitter;
   const names = keys.map((key) => JSON.stringify(key));
-  const body = `const n = records.length;
-${names.map((_, c) => `const c${c} = new Array(n);`).join('\n')}
-for (let i = 0; i < n; i++) {
+  const body = `${names.map((_, c) => `const c${c} = columns[${c}];`).join('\n')}
+for (let i = from; i < to; i++) {
   const r = records[i];
   ${names.map((name, c) => `c${c}[i] = r[${name}];`).join('\n  ')}
-}
-return [${names.map((_, c) => `c${c}`).join(', ')}];`;
-  splitter = new Function('records', body) as Splitter;
+}`;
+  splitter = new Function('records', 'from', 'to', 'columns', body) as Splitter;
   splitters.set(signature, splitter);
   return splitter;
 }
@@ -169,38 +204,276 @@ export function decodeChunk(buffer: Uint8Array): object[] {
 }
 
 /**
- * A table's indexes and symbol codes as saved with the snapshot, packed into a buffer made for it (the only view of
- * its memory, which can be transferred to another thread as it is). msgpackr's own
- * buffer grows by copying (twice the size up to 64 MB, then a quarter more) and is kept for the packs after (by
- * every Packr: the buffer is msgpackr's, not an instance's), which start a new one as large when it is full: a table
- * of 69 MB (a million shifts' largest institution) left about 120 MB of buffers outgrown and an 80 MB one behind.
+ * A table's saved form packed, the bytes `packr.pack` makes of the SavedTable it stands for, an array at a time: the
+ * generator yields after each array and each piece of a symbol list (the caller may let other work run there) and
+ * returns the buffer. Packed into `memory` (see PartsMemory), or else into a buffer made for it, the only view of its
+ * memory (which can be transferred to another thread as it is). Each index and column is made in `room` and copied
+ * in, so that the table's arrays are never all made beside their packed copy; msgpackr packs the rest (names, symbol
+ * values) straight into the buffer. (msgpackr's own buffer grows by copying, twice the size up to 64 MB, then a
+ * quarter more, and is kept for the packs after, by every Packr: it is msgpackr's, not an instance's.)
  */
-export function encodeTable(table: SavedTable): Buffer<ArrayBuffer> {
-  packr.useBuffer(Buffer.allocUnsafeSlow(encodedTableBound(table)));
-  // (msgpackr packs into the buffer given, or one it makes: never a shared one)
-  const encoded = packr.pack(table) as Buffer<ArrayBuffer>;
-  packr.useBuffer(Buffer.allocUnsafeSlow(PACK_BUFFER_BYTES));
-  return encoded;
+export function* encodeTableInPieces(table: TableToSave, room: Room = new Room(), memory?: PartsMemory): Generator<undefined, Buffer<ArrayBuffer>> {
+  // Each column's width first (a pass over its values), for a buffer of the exact size.
+  for (const column of table.columns) {
+    column.width();
+    yield;
+  }
+  const bound = encodedTableBound(table);
+  const out = new PackedTable(memory ? memory.take(bound) : Buffer.allocUnsafeSlow(bound));
+  out.mapHeader(3);
+  out.pack('symbols');
+  const symbols = Object.entries(table.symbols);
+  out.mapHeader(symbols.length);
+  for (const [name, values] of symbols) {
+    out.pack(name);
+    out.arrayHeader(values.length);
+    for (let i = 0; i < values.length; i += SYMBOLS_A_PIECE) {
+      out.packItems(values.slice(i, i + SYMBOLS_A_PIECE));
+      out.release();
+      yield;
+    }
+  }
+  for (const [part, arrays, field] of [
+    ['indexes', table.indexes, 'order'],
+    ['columns', table.columns, 'values'],
+  ] as const) {
+    out.pack(part);
+    out.arrayHeader(arrays.length);
+    for (const array of arrays) {
+      out.mapHeader(3);
+      out.pack('name');
+      out.pack(array.name);
+      out.pack('signature');
+      out.pack(array.signature);
+      out.pack(field);
+      out.typedArray(array.fill(room.atLeast(array.length * array.width())));
+      out.release();
+      yield;
+    }
+  }
+  return out.done();
 }
 
-/** The buffer the packs after a table's start in (msgpackr grows it as they need). */
-const PACK_BUFFER_BYTES = 64 * 1024;
+/** A table's saved form packed at once (see encodeTableInPieces). */
+export function encodeTable(table: SavedTable): Buffer<ArrayBuffer> {
+  const pieces = encodeTableInPieces(savedTableToSave(table));
+  for (;;) {
+    const step = pieces.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** Symbol values packed in one piece of encodeTableInPieces. */
+const SYMBOLS_A_PIECE = 16_384;
 
 /**
- * At least the bytes `encodeTable` writes for `table`, with the room msgpackr wants (it starts a pack only with 2 KB
- * free, and leaves 10 bytes at the end): a string at most 3 bytes a UTF-16 unit and a header of 5, a typed array
+ * Memory lent to what is made only to be copied (a table's arrays, a chunk's columns: see encodeTableInPieces and
+ * encodeChunksInPieces), used again by the next, grown as they need.
+ */
+export class Room {
+  private memory = new ArrayBuffer(0);
+
+  /** At least `bytes` of memory (what the last call gave, if it is large enough). */
+  atLeast(bytes: number): ArrayBuffer {
+    if (this.memory.byteLength < bytes) this.memory = new ArrayBuffer(bytes);
+    return this.memory;
+  }
+}
+
+/**
+ * Memory a snapshot's parts are packed into, used again once they are written (`recycle`): a fold of the journal
+ * packs hundreds of MB of parts (about 350 MB at a million shifts), which, in new memory each time, started a full
+ * collection of the whole heap for every 64 MB (V8's rule for memory outside its heap), each a stall of requests.
+ * Blocks of `blockBytes`, or one as large as a part that needs more.
+ */
+export class PartsMemory {
+  static blockBytes = 16 * 2 ** 20;
+  /**
+   * A chunk is packed in a block only with this much of it free (a larger one is packed in memory of its own); at
+   * least 4 KB (msgpackr starts a pack only with 2 KB free).
+   */
+  static packFrom = 4 * 2 ** 20;
+  private readonly blocks: Buffer<ArrayBuffer>[] = [];
+  /** The block being filled, and the first free byte in it. */
+  private block = 0;
+  private at = 0;
+
+  /** `bytes` of memory no other part is given until `recycle`. */
+  take(bytes: number): Buffer<ArrayBuffer> {
+    const block = this.room(bytes);
+    const part = block.subarray(this.at, this.at + bytes);
+    this.taken(bytes);
+    return part;
+  }
+
+  /** A value packed by msgpackr into this memory (or, if it outgrows the block, into memory of its own). */
+  pack(value: unknown): Buffer {
+    const block = this.room(Math.max(PartsMemory.packFrom, 4096));
+    packr.useBuffer(block.subarray(this.at));
+    const packed = packr.pack(value);
+    // Never a buffer another pack writes into (see PackedTable.release).
+    packr.useBuffer(Buffer.allocUnsafeSlow(PACK_BUFFER_BYTES));
+    if (packed.buffer === block.buffer) this.taken(packed.byteOffset - block.byteOffset - this.at + packed.length);
+    return packed;
+  }
+
+  /** Every part given so far is written: its memory is given again. */
+  recycle(): void {
+    this.block = 0;
+    this.at = 0;
+  }
+
+  /** The first block from the one being filled with `bytes` free (made if there is none), made the one being filled. */
+  private room(bytes: number): Buffer<ArrayBuffer> {
+    for (;;) {
+      const block = this.blocks[this.block];
+      if (block === undefined) {
+        this.blocks.push(Buffer.allocUnsafeSlow(Math.max(bytes, PartsMemory.blockBytes)));
+        this.at = 0;
+      } else if (block.length - this.at >= bytes) return block;
+      else {
+        this.block++;
+        this.at = 0;
+      }
+    }
+  }
+
+  /** `bytes` from `at` in the block being filled were given (the next part starts word-aligned). */
+  private taken(bytes: number): void {
+    this.at = (this.at + bytes + 7) & ~7;
+  }
+}
+
+/** msgpackr's type codes of the typed arrays a table holds (its `typedArrays` list). */
+const TYPED_ARRAY_CODES = new Map<unknown, number>([
+  [Int32Array, 5],
+  [Uint32Array, 6],
+  [Float64Array, 8],
+]);
+
+/** A buffer being written as msgpack, front to back. */
+class PackedTable {
+  private at = 0;
+  /** Whether msgpackr packs into this buffer (see packed). */
+  private lent = false;
+
+  constructor(private readonly buffer: Buffer<ArrayBuffer>) {}
+
+  /** A map of `size` entries, as msgpackr starts every object: a map 16 header. */
+  mapHeader(size: number): void {
+    this.byte(0xde);
+    this.uint16(size);
+  }
+
+  /** An array of `length` values, as msgpackr starts one. */
+  arrayHeader(length: number): void {
+    if (length < 0x10) this.byte(0x90 | length);
+    else if (length < 0x10000) {
+      this.byte(0xdc);
+      this.uint16(length);
+    } else {
+      this.byte(0xdd);
+      this.buffer.writeUInt32BE(length, this.at);
+      this.at += 4;
+    }
+  }
+
+  /** A value packed by msgpackr. */
+  pack(value: unknown): void {
+    this.packed(value);
+  }
+
+  /** The values of a list, packed by msgpackr as they are in an array (the array's header left out). */
+  packItems(values: readonly unknown[]): void {
+    this.packed(values, values.length < 0x10 ? 1 : values.length < 0x10000 ? 3 : 5);
+  }
+
+  /**
+   * msgpackr packs into the buffer it is given (never into a shared one) from a word-aligned place at or after the
+   * position set: moved down to where the last value ended, its first `skip` bytes left out. It keeps this buffer
+   * until `release`.
+   */
+  private packed(value: unknown, skip = 0): void {
+    if (!this.lent) packr.useBuffer(this.buffer);
+    this.lent = true;
+    packr.position = this.at;
+    const bytes = packr.pack(value);
+    const from = bytes.byteOffset - this.buffer.byteOffset;
+    if (bytes.buffer === this.buffer.buffer) this.buffer.copyWithin(this.at, from + skip, from + bytes.length);
+    else {
+      // Outside this buffer only if the bound was wrong (`set` then throws rather than write past its end); msgpackr
+      // has a buffer of its own then.
+      this.lent = false;
+      this.buffer.set(bytes.subarray(skip), this.at);
+    }
+    this.at += bytes.length - skip;
+  }
+
+  /**
+   * Give msgpackr a new buffer of its own, so that no pack but this table's writes into this buffer (before each
+   * pause: other packs may run there, lmdb-js's among them; a buffer msgpackr had may still hold what they packed).
+   */
+  release(): void {
+    if (this.lent) packr.useBuffer(Buffer.allocUnsafeSlow(PACK_BUFFER_BYTES));
+    this.lent = false;
+  }
+
+  /** A typed array as msgpackr packs one with `moreTypes`: an extension ("t", the array's type code, its bytes). */
+  typedArray(values: Uint32Array | Int32Array | Float64Array): void {
+    const length = values.byteLength + 1; // with the type code
+    if (length < 0x100) {
+      this.byte(0xc7);
+      this.byte(length);
+    } else if (length < 0x10000) {
+      this.byte(0xc8);
+      this.uint16(length);
+    } else {
+      this.byte(0xc9);
+      this.buffer.writeUInt32BE(length, this.at);
+      this.at += 4;
+    }
+    this.byte(0x74);
+    this.byte(TYPED_ARRAY_CODES.get(values.constructor)!);
+    this.buffer.set(new Uint8Array(values.buffer, values.byteOffset, values.byteLength), this.at);
+    this.at += values.byteLength;
+  }
+
+  /** The buffer, once every byte is written: as long as what was written. */
+  done(): Buffer<ArrayBuffer> {
+    this.release();
+    return this.at === this.buffer.length ? this.buffer : this.buffer.subarray(0, this.at);
+  }
+
+  private byte(value: number): void {
+    this.buffer[this.at++] = value;
+  }
+
+  private uint16(value: number): void {
+    this.buffer.writeUInt16BE(value, this.at);
+    this.at += 2;
+  }
+}
+
+/**
+ * The buffer msgpackr is given after packing into a part's (it grows it as the packs after need): as small as the one
+ * it starts with, as a fold gives it one for each piece of its work.
+ */
+const PACK_BUFFER_BYTES = 8 * 1024;
+
+/**
+ * At least the bytes `encodeTableInPieces` writes for `table` (its columns' widths settled), with the room msgpackr
+ * wants to pack the rest in place (it starts a pack only with 2 KB free, from a word-aligned place, and leaves 10
+ * bytes at the end): a string at most 3 bytes a UTF-16 unit and a header of 5, an array header of 5, a typed array
  * its bytes and a header of 7, an object's keys (a few short ones) within 32 bytes.
  */
-export function encodedTableBound(table: SavedTable): number {
+export function encodedTableBound(table: TableToSave): number {
   const text = (value: string) => value.length * 3 + 5;
-  const typed = (values: ArrayBufferView) => values.byteLength + 7;
   let bytes = 4096;
   for (const [name, values] of Object.entries(table.symbols)) {
     bytes += text(name) + 5;
     for (const value of values) bytes += text(value);
   }
-  for (const { name, signature, order } of table.indexes) bytes += 32 + text(name) + text(signature) + typed(order);
-  for (const { name, signature, values } of table.columns ?? []) bytes += 32 + text(name) + text(signature) + typed(values);
+  for (const array of [...table.indexes, ...table.columns]) bytes += 32 + text(array.name) + text(array.signature) + array.length * array.width() + 7;
   return bytes;
 }
 

@@ -71,6 +71,65 @@ export interface SavedTable {
   readonly columns?: readonly SavedColumn[];
 }
 
+/**
+ * An index or column of a table's saved form, made only as it is written (`fill`), in memory the writer lends: saving
+ * a table then allocates nothing per array, and the writer can let other work run between arrays. (A server folding
+ * its journal after a live import made every big table's indexes and columns in one stretch, then packed copies of
+ * them: 100+ MB a big table, requests held for up to 1.2 s.)
+ */
+export interface ArrayToSave {
+  readonly name: string;
+  readonly signature: string;
+  /** How many values. */
+  readonly length: number;
+  /** Bytes a value takes as saved: 4 (32-bit integers) or 8 (64-bit floats). A pass over the values, once. */
+  width(): 4 | 8;
+  /** The values, made in `room` (at least `length * width()` bytes) from its start: the view they are in. */
+  fill(room: ArrayBuffer): Uint32Array | Int32Array | Float64Array;
+}
+
+/** A table's saved form (SavedTable) with its indexes and columns made as they are written. */
+export interface TableToSave {
+  readonly symbols: Readonly<Record<string, readonly string[]>>;
+  readonly indexes: readonly ArrayToSave[];
+  readonly columns: readonly ArrayToSave[];
+}
+
+/** An array of a saved form as an ArrayToSave (its values copied into the room lent). */
+function arrayToSave(name: string, signature: string, values: Uint32Array | Int32Array | Float64Array): ArrayToSave {
+  const width = values instanceof Float64Array ? 8 : 4;
+  return {
+    name,
+    signature,
+    length: values.length,
+    width: () => width,
+    fill(room) {
+      const into = new (values.constructor as typeof Uint32Array | typeof Int32Array | typeof Float64Array)(room, 0, values.length);
+      into.set(values);
+      return into;
+    },
+  };
+}
+
+/** A saved form as a TableToSave (what `encodeTable` takes). */
+export function savedTableToSave(saved: SavedTable): TableToSave {
+  return {
+    symbols: saved.symbols,
+    indexes: saved.indexes.map(({ name, signature, order }) => arrayToSave(name, signature, order)),
+    columns: (saved.columns ?? []).map(({ name, signature, values }) => arrayToSave(name, signature, values)),
+  };
+}
+
+/** The saved form a TableToSave makes, each array in memory of its own. */
+export function savedTableOf(table: TableToSave): SavedTable {
+  const made = (array: ArrayToSave) => array.fill(new ArrayBuffer(array.length * array.width()));
+  return {
+    symbols: table.symbols,
+    indexes: table.indexes.map((index) => ({ name: index.name, signature: index.signature, order: made(index) as Uint32Array })),
+    columns: table.columns.map((column) => ({ name: column.name, signature: column.signature, values: made(column) as Int32Array | Float64Array })),
+  };
+}
+
 export class Table<R extends Identified> implements RowSource {
   /** Tables of fewer rows flush their changes at once even when publishing in the background (tests lower it). */
   static publishFrom = 50_000;
@@ -332,37 +391,72 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   /**
-   * The indexes and symbol codes, for saving with a snapshot; `placeOf[row]`
-   * is the row's place in the order the snapshot lists the table's records in.
+   * The indexes, columns and symbol codes, for saving with a snapshot;
+   * `placeOf[row]` is the row's place in the order the snapshot lists the
+   * table's records in (the places of the live rows, 0 to size - 1). Each
+   * array is made when it is written: the table must not change until then.
    */
-  save(placeOf: Uint32Array): SavedTable {
+  toSave(placeOf: Uint32Array): TableToSave {
     this.flush();
-    const indexes: SavedIndex[] = [];
-    for (const [name, signature] of this.signatures) {
+    const indexes = [...this.signatures].map(([name, signature]): ArrayToSave => {
       const index = this.indexes.get(name)!;
-      const order = new Uint32Array(index.size);
-      for (let k = 0; k < order.length; k++) order[k] = placeOf[index.order[k]!]!;
-      indexes.push({ name, signature, order });
-    }
+      return {
+        name,
+        signature,
+        length: index.size,
+        width: () => 4,
+        fill(room) {
+          const rows = index.order;
+          const order = new Uint32Array(room, 0, index.size);
+          for (let k = 0; k < order.length; k++) order[k] = placeOf[rows[k]!]!;
+          return order;
+        },
+      };
+    });
     const symbols: Record<string, readonly string[]> = {};
     for (const [name, dictionary] of this.dictionaries) symbols[name] = dictionary.values();
-    // One array a column, of the width it needs, filled in one pass over the rows (this runs in a server folding its
-    // journal: each array allocated and each callback called per value there was a stall for every request).
-    const rows = new Uint32Array(this.size);
-    let k = 0;
-    for (const row of this.rowOfId.values()) rows[k++] = row;
-    const columns = this.columnKeys.map(([name], c): SavedColumn => {
-      const column = this.columns[c]!;
-      let narrow = true;
-      for (let i = 0; narrow && i < rows.length; i++) {
-        const value = column[rows[i]!]!;
-        narrow = (value | 0) === value && (value !== 0 || 1 / value > 0);
+    // The row at each place: every column is read in the snapshot's order through it (made once, for the first).
+    let rowsByPlace: Uint32Array | undefined;
+    const rowAt = (): Uint32Array => {
+      if (rowsByPlace === undefined) {
+        rowsByPlace = new Uint32Array(this.size);
+        for (const row of this.rowOfId.values()) rowsByPlace[placeOf[row]!] = row;
       }
-      const values = narrow ? new Int32Array(rows.length) : new Float64Array(rows.length);
-      for (let i = 0; i < rows.length; i++) values[placeOf[rows[i]!]!] = column[rows[i]!]!;
-      return { name, signature: this.columnSignatures[c]!, values };
+      return rowsByPlace;
+    };
+    const columns = this.columnKeys.map(([name], c): ArrayToSave => {
+      let width: 4 | 8 | undefined;
+      const widthOf = (): 4 | 8 => {
+        if (width !== undefined) return width;
+        const column = this.columns[c]!;
+        const rows = rowAt();
+        let narrow = true;
+        for (let i = 0; narrow && i < rows.length; i++) {
+          const value = column[rows[i]!]!;
+          narrow = (value | 0) === value && (value !== 0 || 1 / value > 0);
+        }
+        return (width = narrow ? 4 : 8);
+      };
+      return {
+        name,
+        signature: this.columnSignatures[c]!,
+        length: this.size,
+        width: widthOf,
+        fill: (room) => {
+          const column = this.columns[c]!;
+          const rows = rowAt();
+          const values = widthOf() === 4 ? new Int32Array(room, 0, rows.length) : new Float64Array(room, 0, rows.length);
+          for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]!;
+          return values;
+        },
+      };
     });
     return { symbols, indexes, columns };
+  }
+
+  /** The indexes, columns and symbol codes as `toSave` gives them, made at once. */
+  save(placeOf: Uint32Array): SavedTable {
+    return savedTableOf(this.toSave(placeOf));
   }
 
   /**
