@@ -117,6 +117,40 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
   t.equal(ranks.bytes, 0, 'a change lets go of every matrix at once, asked for again or not');
 });
 
+t.test("a table's matrices, each built in the memory of the last: every one that of its indexes, those made before untouched", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  OrderRanks.quietMs = 0;
+  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  const ranks = new OrderRanks();
+  /** The k-th smallest position in `order` of the rows at positions lo to hi of `from`, for every k, from both. */
+  const check = (from: SortedIndex, order: SortedIndex, matrix: RankMatrix, what: string) => {
+    const positionIn = new Map([...order.order.subarray(0, order.size)].map((row, p) => [row, p]));
+    const n = from.size;
+    for (const [lo, hi] of [[0, n], [1, n - 1], [n >> 2, (3 * n) >> 2]] as const) {
+      const expected = [...from.order.subarray(lo, hi)].map((row) => positionIn.get(row)!).sort((a, b) => a - b);
+      const got = expected.map((_, k) => matrix.kth([lo, hi], k));
+      t.same(got, expected, `${what}: positions ${lo} to ${hi}`);
+    }
+  };
+  const made: [SortedIndex, SortedIndex, RankMatrix, string][] = [];
+  // Smaller and larger than the memory the first was built in.
+  for (const [n, step] of [[64, 37], [30, 7], [100, 13], [17, 5]] as const) {
+    const { from, order, reorder } = twoIndexes(n, step);
+    reorder();
+    // (The same index names each time: a table whose indexes changed.)
+    ranks.changed();
+    ranks.want(from, order);
+    ranks.want(order, from);
+    ranks.work(Infinity);
+    for (const [a, b] of [[from, order], [order, from]] as const) {
+      const matrix = ranks.peek(a, b)!;
+      made.push([a, b, matrix, `${n} rows, ${a === from ? 'a by b' : 'b by a'}`]);
+      check(a, b, matrix, `${n} rows, ${a === from ? 'a by b' : 'b by a'}`);
+    }
+  }
+  for (const [a, b, matrix, what] of made) check(a, b, matrix, `${what}, after the others were built`);
+});
+
 t.test('one budget for every matrix: the least recently used go first, the newest stays', async (t) => {
   const budget = new RankMatrixBudget(100);
   const gone: string[] = [];

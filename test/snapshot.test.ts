@@ -138,8 +138,8 @@ t.test("a table's indexes, columns and symbols: given back as saved, packed as m
   const pieces = encodeTableInPieces(savedTableToSave(large));
   let yields = 0;
   while (pieces.next().done !== true) yields++;
-  // 2 widths, the symbols in pieces of 16,384 (4 + 5), 1 index, 2 columns.
-  t.equal(yields, 2 + 9 + 1 + 2, 'in pieces: after each width, symbol piece, index and column');
+  // 2 widths, the symbols in pieces of 16,384 (4 + 5) measured then packed, 1 index, 2 columns.
+  t.equal(yields, 2 + 9 + 9 + 1 + 2, 'in pieces: after each width, symbol piece measured and packed, index and column');
 });
 
 function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'): ShiftRecord {

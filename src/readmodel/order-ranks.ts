@@ -121,6 +121,13 @@ export class OrderRanks {
   private readonly made = new Map<string, Made>();
   private readonly wanted = new Map<string, readonly [SortedIndex, SortedIndex]>();
   private building: Building | undefined;
+  /**
+   * The memory a matrix is built in (its values, and where they are split to: RankMatrixBuilder), used again by the
+   * next: new for each, it came to 10-15 MB a second at a million shifts while a server made matrices again after a
+   * live import, a full collection of the heap every few seconds (V8 starts one for each 64 MB of memory outside its
+   * heap). Not counted in the matrices' budget.
+   */
+  private scratch: [Uint32Array<ArrayBuffer>, Uint32Array<ArrayBuffer>] | undefined;
   private lastChange = -Infinity;
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
   private wastedInARow = 0;
@@ -227,15 +234,18 @@ export class OrderRanks {
     this.wanted.delete(key);
     const ranks = order.ranks();
     const rows = from.order;
-    const values = new Uint32Array(from.size);
-    for (let p = 0; p < values.length; p++) values[p] = ranks[rows[p]!]!;
+    const n = from.size;
+    // (One matrix is built at a time: the last one's memory is free. A 16th more, for a table that grows a little.)
+    if (this.scratch === undefined || this.scratch[0].length < n) this.scratch = [new Uint32Array(n + (n >>> 4)), new Uint32Array(n + (n >>> 4))];
+    const values = this.scratch[0].subarray(0, n);
+    for (let p = 0; p < n; p++) values[p] = ranks[rows[p]!]!;
     this.building = {
       key,
       from,
       order,
       fromVersion: from.version,
       orderVersion: order.version,
-      builder: new RankMatrixBuilder(values, bitsFor(order.size)),
+      builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n)),
     };
     return this.building;
   }

@@ -134,7 +134,7 @@ export class ReadModelStore implements FeedStore {
    * queued before their transaction is awaited: what a new snapshot holds
    * in memory (its encoded parts, and LMDB's dirty pages), however large.
    */
-  static snapshotPieceBytes = 32 * 2 ** 20;
+  static snapshotPieceBytes = 16 * 2 ** 20;
   /** Bytes a load reads before it lets go of the pages it mapped (letGoOfReadPages). */
   static loadReleaseBytes = 256 * 2 ** 20;
 

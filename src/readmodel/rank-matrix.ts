@@ -136,13 +136,17 @@ export class RankMatrixBuilder {
   private nextZero = 0;
   private nextOne = 0;
 
-  /** `values` is consumed (reordered). */
+  /**
+   * `values` is consumed (reordered); `next`, as long, is where the values are split to (made here if not given).
+   * Neither is part of the result: once it is made, both are free for the next builder.
+   */
   constructor(
     values: Uint32Array,
     private readonly bits: number,
+    next = new Uint32Array(values.length),
   ) {
     this.current = values;
-    this.next = new Uint32Array(values.length);
+    this.next = next;
   }
 
   /** Make the next piece; true once every level is made. */
