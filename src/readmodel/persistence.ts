@@ -46,7 +46,7 @@ export interface SnapshotWriter {
 export interface EncodedTable {
   readonly kind: Kind;
   readonly institution: string;
-  /** The only view of its memory (see encodeTableInPieces). */
+  /** The only view of its memory, unless the snapshot is packed into memory used again (see encodeSnapshot). */
   readonly buffer: Buffer<ArrayBuffer>;
 }
 
