@@ -37,6 +37,11 @@ export interface TableToSaveOf {
 
 type Maps = { [K in Kind]: Map<string, Records[K]> };
 
+/** How many rows a table to save has (its indexes' and columns' length). */
+function rowsOf(table: TableToSave): number {
+  return table.indexes[0]?.length ?? table.columns[0]?.length ?? 0;
+}
+
 /** Records `tablesToSave` lists between two pauses, at most (a few ms of lookups). */
 const PLACES_A_PIECE = 16_384;
 
@@ -492,7 +497,16 @@ export class ReadModel implements JsonView {
    */
   *tablesToSave(): Iterable<TableToSaveOf | undefined> {
     this.flush();
-    for (const [kind, byInstitution] of this.tables) yield* this.tablesToSaveOf(kind, byInstitution);
+    const listed: TableToSaveOf[] = [];
+    for (const [kind, byInstitution] of this.tables) {
+      for (const toSave of this.tablesToSaveOf(kind, byInstitution)) {
+        if (toSave === undefined) yield undefined;
+        else listed.push(toSave);
+      }
+    }
+    // The largest first, so that the memory a writer packs it in holds each table after it (a snapshot's tables are
+    // stored by kind and institution, whatever order they come in).
+    yield* listed.sort((a, b) => rowsOf(b.table) - rowsOf(a.table));
   }
 
   /** `tablesToSave`, made at once. */

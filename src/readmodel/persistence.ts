@@ -416,19 +416,22 @@ export class ReadModelStore implements FeedStore {
     const into = this.writerInto(beside);
     let queued = 0;
     let last: Promise<unknown> = Promise.resolve();
-    const queue = async (put: Promise<unknown>, bytes: number) => {
+    /** Queue a part's put; once `snapshotPieceBytes` are queued (or `alone`), wait until they are written. */
+    const queue = async (put: Promise<unknown>, bytes: number, alone = false) => {
       last = put;
       queued += bytes;
-      if (queued >= ReadModelStore.snapshotPieceBytes) {
+      if (alone || queued >= ReadModelStore.snapshotPieceBytes) {
         await last;
         queued = 0;
         encoded.written?.();
       }
       await between();
     };
+    // Each table written before the next is encoded: a large one then finds the memory of those before it free (at a
+    // million shifts the largest two are 62 and 33 MB; a new block for the second was one more full collection).
     for (const table of encoded.tables) {
       if (table === undefined) await between();
-      else await queue(into.table(table.kind, table.institution, table.buffer), table.buffer.length);
+      else await queue(into.table(table.kind, table.institution, table.buffer), table.buffer.length, true);
     }
     for (const chunk of encoded.chunks) {
       if (chunk === undefined) await between();
