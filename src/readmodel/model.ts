@@ -493,7 +493,8 @@ export class ReadModel implements JsonView {
    * (`undefined` between pieces of the work: see TableToSaveOf): a model
    * that seeds the codes, then loads those records in that order, has them
    * at those rows and can take the indexes as they are. The model must not
-   * change until every one is written.
+   * change until every one is written. Listed largest first, once every
+   * table's places are found (4 bytes a row, every table's at once).
    */
   *tablesToSave(): Iterable<TableToSaveOf | undefined> {
     this.flush();
