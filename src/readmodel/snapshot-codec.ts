@@ -462,8 +462,8 @@ const PACK_BUFFER_BYTES = 8 * 1024;
  * bytes at the end; it packs a string only with 3 bytes a UTF-16 unit free): a symbol value its UTF-8 bytes and a
  * header of at most 5 (with room for the longest at 3 bytes a unit), another string 3 bytes a unit and a header of
  * 5, an array header 5, a typed array its bytes and a header of 7, an object's keys (a few short ones) within 32
- * bytes. A generator: it yields after each piece of a symbol list (its values measured one by one: the bound of a
- * million shifts' largest table was 69 MB at 3 bytes a unit, where it packs into 62).
+ * bytes. A generator: it yields after each piece of a symbol list (its values measured one by one: at a million
+ * shifts, the largest reservation table's bound was 51 MB at 3 bytes a unit, where it packs into 32).
  */
 function* tableBound(table: TableToSave): Generator<undefined, number> {
   const text = (value: string) => value.length * 3 + 5;
