@@ -9,6 +9,7 @@ import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
+import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableOf, Table, type TableSchema, type TableToSave } from './table.js';
 
 export interface TableDef<R> extends TableSchema<R> {
@@ -219,11 +220,7 @@ export class ReadModel implements JsonView {
    * indexes were taken as saved.
    */
   loadPersisted(persisted: Persisted): number {
-    const steps = this.loadSteps(persisted);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return step.value;
-    }
+    return runThrough(this.loadSteps(persisted));
   }
 
   /**

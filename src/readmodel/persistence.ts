@@ -84,7 +84,7 @@ function* encodeTables(tables: Iterable<TableToSaveOf | undefined>, room: Room, 
 
 function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>, room: Room, memory: PartsMemory | undefined): Iterable<{ kind: Kind; buffer: Buffer; records: number } | undefined> {
   for (const [kind, list] of records) {
-    for (const chunk of encodeChunksInPieces(list, memory, room)) yield chunk && { kind, buffer: chunk.buffer, records: chunk.records };
+    for (const chunk of encodeChunksInPieces(list, room, memory)) yield chunk && { kind, buffer: chunk.buffer, records: chunk.records };
   }
 }
 

@@ -19,6 +19,7 @@
  * differently after a restart (-0 and 0 are both 0 in JSON).
  */
 import { Packr } from 'msgpackr';
+import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableToSave, type TableToSave } from './table.js';
 
 type Column =
@@ -58,26 +59,26 @@ export function* encodeChunks(records: Iterable<object>): Iterable<{ buffer: Buf
  * when given (see PartsMemory), else into msgpackr's own buffers; the columns are made in `room` (a chunk's at a
  * time: they are garbage once it is packed).
  */
-export function* encodeChunksInPieces(records: Iterable<object>, memory?: PartsMemory, room: Room = new Room()): Iterable<{ buffer: Buffer; records: number } | undefined> {
+export function* encodeChunksInPieces(records: Iterable<object>, room: Room = new Room(), memory?: PartsMemory): Iterable<{ buffer: Buffer; records: number } | undefined> {
   let batch: object[] = [];
   let keys: readonly string[] = [];
   for (const record of records) {
     const same = hasKeys(record, keys);
     if (batch.length > 0 && (!same || batch.length === CHUNK_SIZE)) {
-      yield { buffer: yield* encodeChunk(keys, batch, memory, room), records: batch.length };
+      yield { buffer: yield* encodeChunk(keys, batch, room, memory), records: batch.length };
       batch = [];
     }
     if (!same) keys = Object.keys(record);
     batch.push(record);
   }
-  if (batch.length > 0) yield { buffer: yield* encodeChunk(keys, batch, memory, room), records: batch.length };
+  if (batch.length > 0) yield { buffer: yield* encodeChunk(keys, batch, room, memory), records: batch.length };
 }
 
 /** Records split into columns in one piece of encodeChunk, at most. */
 const SPLIT_A_PIECE = 2048;
 
 /** A chunk's buffer, made a piece at a time: the records split into columns, each column encoded, then packed. */
-function* encodeChunk(keys: readonly string[], records: readonly object[], memory: PartsMemory | undefined, room: Room): Generator<undefined, Buffer> {
+function* encodeChunk(keys: readonly string[], records: readonly object[], room: Room, memory: PartsMemory | undefined): Generator<undefined, Buffer> {
   const split = splitterFor(keys);
   const values = keys.map(() => new Array<unknown>(records.length));
   for (let from = 0; from < records.length; from += SPLIT_A_PIECE) {
@@ -256,7 +257,7 @@ export function* encodeTableInPieces(table: TableToSave, room: Room = new Room()
 
 /** A table's saved form packed at once (see encodeTableInPieces). */
 export function encodeTable(table: SavedTable): Buffer<ArrayBuffer> {
-  return finish(encodeTableInPieces(savedTableToSave(table)));
+  return runThrough(encodeTableInPieces(savedTableToSave(table)));
 }
 
 /** Symbol values packed in one piece of encodeTableInPieces. */
@@ -361,7 +362,7 @@ class PackedTable {
     this.uint16(size);
   }
 
-  /** An array of `length` values, as msgpackr starts one. */
+  /** An array of `length` values, as msgpackr starts one (arrayHeaderBytes long). */
   arrayHeader(length: number): void {
     if (length < 0x10) this.byte(0x90 | length);
     else if (length < 0x10000) {
@@ -369,8 +370,7 @@ class PackedTable {
       this.uint16(length);
     } else {
       this.byte(0xdd);
-      this.buffer.writeUInt32BE(length, this.at);
-      this.at += 4;
+      this.uint32(length);
     }
   }
 
@@ -381,7 +381,7 @@ class PackedTable {
 
   /** The values of a list, packed by msgpackr as they are in an array (the array's header left out). */
   packItems(values: readonly unknown[]): void {
-    this.packed(values, values.length < 0x10 ? 1 : values.length < 0x10000 ? 3 : 5);
+    this.packed(values, arrayHeaderBytes(values.length));
   }
 
   /**
@@ -425,8 +425,7 @@ class PackedTable {
       this.uint16(length);
     } else {
       this.byte(0xc9);
-      this.buffer.writeUInt32BE(length, this.at);
-      this.at += 4;
+      this.uint32(length);
     }
     this.byte(0x74);
     this.byte(TYPED_ARRAY_CODES.get(values.constructor)!);
@@ -448,6 +447,16 @@ class PackedTable {
     this.buffer.writeUInt16BE(value, this.at);
     this.at += 2;
   }
+
+  private uint32(value: number): void {
+    this.buffer.writeUInt32BE(value, this.at);
+    this.at += 4;
+  }
+}
+
+/** The bytes of an array's header as msgpackr writes it (fixarray, array 16, array 32). */
+function arrayHeaderBytes(length: number): number {
+  return length < 0x10 ? 1 : length < 0x10000 ? 3 : 5;
 }
 
 /**
@@ -486,15 +495,7 @@ function* tableBound(table: TableToSave): Generator<undefined, number> {
 
 /** The bound `encodeTableInPieces` packs `table` in (see tableBound), at once. */
 export function encodedTableBound(table: TableToSave): number {
-  return finish(tableBound(table));
-}
-
-/** What a generator of pieces returns, its pieces run at once. */
-function finish<T>(pieces: Generator<undefined, T>): T {
-  for (;;) {
-    const step = pieces.next();
-    if (step.done) return step.value;
-  }
+  return runThrough(tableBound(table));
 }
 
 export function decodeTable(buffer: Uint8Array): SavedTable {

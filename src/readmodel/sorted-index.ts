@@ -7,6 +7,7 @@
  * Comparisons read the table's column arrays, never the records, except
  * for ids on full ties.
  */
+import { runThrough } from './pieces.js';
 
 export interface Identified {
   readonly id: string;
@@ -322,11 +323,7 @@ export class SortedIndex {
    * of `added`, however many, now: `nextOrder` run through, then taken.
    */
   update(isRemoved: (row: number) => boolean, removed: readonly number[], added: readonly number[]): void {
-    const steps = this.nextOrder(isRemoved, removed, added);
-    for (;;) {
-      const step = steps.next();
-      if (step.done) return this.adopt(step.value);
-    }
+    this.adopt(runThrough(this.nextOrder(isRemoved, removed, added)));
   }
 
   /**
