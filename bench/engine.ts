@@ -28,7 +28,7 @@ import { openRuntime } from '../src/runtime.js';
 import { mulberry32 } from '../scripts/random.js';
 import type { BenchData } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
-import { classTable, heaviest, planOf, slowest, type Timing } from './report.js';
+import { byPlan, classTable, heaviest, planOf, slowest, type Timing } from './report.js';
 
 const { values, positionals } = parseArgs({
   options: {
@@ -143,4 +143,5 @@ console.log(`${timings.length} queries (${new Set(timings.map((t) => t.path)).si
 console.log(`other stages, mean per query: ${Object.entries(stages).map(([name, ms]) => `${name} ${((1000 * ms) / timings.length).toFixed(1)} µs`).join(', ')}`);
 classTable(timings, 40);
 heaviest(timings, 25);
+byPlan(timings);
 slowest(timings, 15);

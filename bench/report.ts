@@ -62,3 +62,20 @@ export function heaviest(timings: readonly Timing[], rows: number): void {
     console.log(`  ${((100 * ms) / total).toFixed(1).padStart(5)} %  mean ${us(ms / n).padStart(8)}  n ${String(n).padStart(5)}  ${cls}`);
   }
 }
+
+/** Where the total time goes by the engine's way of answering (its plan without the estimate), with each way's share. */
+export function byPlan(timings: readonly Timing[]): void {
+  const total = timings.reduce((a, t) => a + t.ms, 0);
+  const ways = new Map<string, { n: number; ms: number }>();
+  for (const t of timings) {
+    const way = t.plan?.replace(/ ~\d+$/, '') ?? '(none)';
+    const entry = ways.get(way) ?? { n: 0, ms: 0 };
+    entry.n++;
+    entry.ms += t.ms;
+    ways.set(way, entry);
+  }
+  console.log('by way of answering (share of the total):');
+  for (const [way, { n, ms }] of [...ways].sort((a, b) => b[1].ms - a[1].ms)) {
+    console.log(`  ${((100 * ms) / total).toFixed(1).padStart(5)} %  mean ${us(ms / n).padStart(8)}  n ${String(n).padStart(5)}  ${way}`);
+  }
+}

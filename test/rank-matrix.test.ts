@@ -117,6 +117,37 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
   t.equal(ranks.bytes, 0, 'a change lets go of every matrix at once, asked for again or not');
 });
 
+t.test("a table's positions of one index in another: wanted by asking, made a piece at a time once quiet, stale after a change", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  const stepValues = RankMatrixBuilder.stepValues;
+  OrderRanks.quietMs = 0;
+  RankMatrixBuilder.stepValues = 5;
+  t.teardown(() => {
+    OrderRanks.quietMs = quiet;
+    RankMatrixBuilder.stepValues = stepValues;
+  });
+  const n = 50;
+  const { from, order, reorder } = twoIndexes(n, 7);
+  reorder();
+  const ranks = new OrderRanks();
+  t.equal(ranks.positions(from, order), undefined, 'not made: wanted');
+  t.equal(ranks.work(performance.now() - 1), true, 'a deadline already past makes nothing, and there is more to do');
+  ranks.work(Infinity);
+  const positions = ranks.positions(from, order);
+  const ranksOfOrder = order.ranks();
+  t.same(
+    Array.from(positions ?? []),
+    Array.from(from.order.subarray(0, n), (row) => ranksOfOrder[row]),
+    "made: each of from's rows, in from's order, at its position in the order",
+  );
+  t.equal(ranks.bytes, 4 * n, 'counted in the bytes the table holds (4 a row)');
+  t.equal(ranks.peek(from, order), undefined, 'a rank matrix of the same pair is another thing, not made');
+  reorder();
+  ranks.changed();
+  t.equal(ranks.bytes, 0, 'a change lets go of them');
+  t.equal(ranks.positions(from, order), undefined, 'and they are wanted again');
+});
+
 t.test("a table's matrices, each built in the memory of the last: every one that of its indexes, those made before untouched", async (t) => {
   const quiet = OrderRanks.quietMs;
   OrderRanks.quietMs = 0;

@@ -15,6 +15,7 @@ import type { ShiftRecord } from '../projections/records.js';
 import { type Candidate, candidatesOf, inOrder } from '../src/query/candidates.js';
 import { checkOf, type Constraint } from '../src/query/constraints.js';
 import { rankPage, rowsOf, selectAcross, sortedPage, walkNearer, walkPage } from '../src/query/pages.js';
+import { PositionTest } from '../src/query/along.js';
 import { rowTest } from '../src/query/row-bits.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
 import { ReadModel } from '../src/readmodel/model.js';
@@ -186,4 +187,63 @@ t.test('a walk whose matches lie far from where it starts: zone maps skip to the
   model.makeZoneMaps(Infinity);
   t.notOk(table.index('end').wantsZoneMaps, 'made');
   t.equal(ask(), 'walk', 'zones skipped');
+});
+
+t.test('a test by positions (a walk, a scan) passes over and takes exactly the positions whose values are in their blocks', async (t) => {
+  let compared = 0;
+  fc.assert(
+    fc.property(
+      fc.integer({ min: 1, max: 300 }).chain((n) =>
+        fc.record({
+          n: fc.constant(n),
+          values: fc.array(fc.array(fc.nat({ max: n - 1 }), { minLength: n, maxLength: n }), { minLength: 1, maxLength: 2 }),
+          blocks: fc.array(fc.tuple(fc.nat({ max: n }), fc.nat({ max: n })), { minLength: 2, maxLength: 2 }),
+          ends: fc.tuple(fc.nat({ max: n }), fc.nat({ max: n })),
+          descending: fc.boolean(),
+          skip: fc.integer({ min: -3, max: n }),
+          take: fc.integer({ min: 1, max: n }),
+          budget: fc.oneof(fc.constant(Infinity), fc.double({ min: 0, max: n, noNaN: true })),
+        }),
+      ),
+      ({ n, values, blocks, ends, descending, skip, take, budget }) => {
+        const rows = Uint32Array.from({ length: n }, (_, p) => (p * 7919) % 100_003);
+        const spec = values.map((v, i) => {
+          const [a, b] = blocks[i]!;
+          return { positions: Uint32Array.from(v), from: Math.min(a, b), width: Math.abs(a - b) };
+        });
+        const test = new PositionTest(spec);
+        const passes = (p: number) => spec.every((s) => s.positions[p]! >= s.from && s.positions[p]! < s.from + s.width);
+        // A walk of [lo, hi) up, or down from hi - 1 (as walks read a block), within the budget.
+        const [lo, hi] = [Math.min(...ends), Math.max(...ends)];
+        const [from, to] = descending ? [hi - 1, lo - 1] : [lo, hi];
+        const step = descending ? -1 : 1;
+        const reach = Math.min(Math.abs(to - from), Math.floor(budget));
+        const expected: number[] = [];
+        let passed = 0;
+        let read = 0;
+        for (let p = from; read < reach && expected.length < take; p += step, read++) {
+          if (passes(p) && passed++ >= skip) expected.push(rows[p]!);
+        }
+        const page: number[] = [];
+        const walked = test.walk(rows, from, to, skip, take, page, budget);
+        if (page.join() !== expected.join() || walked.passed !== passed || walked.read !== read) {
+          throw new Error(`walk: ${JSON.stringify({ page, walked })}, expected ${JSON.stringify({ expected, passed, read })}`);
+        }
+        // A scan of [lo, hi): the count, and the rows of the first `max` into `out` after `at`.
+        const max = Math.min(take, n);
+        const at = Math.min(2, max);
+        const out = new Uint32Array(max + 1).fill(1);
+        const count = test.scan(rows, lo, hi, out, at, max);
+        const all: number[] = [];
+        for (let p = lo; p < hi; p++) if (passes(p)) all.push(rows[p]!);
+        const kept = Array.from(out.subarray(at, Math.min(at + count, max)));
+        if (count !== all.length || kept.join() !== all.slice(0, max - at).join()) {
+          throw new Error(`scan: ${count} ${kept.join()}, expected ${all.length} ${all.slice(0, max - at).join()}`);
+        }
+        compared++;
+      },
+    ),
+    { numRuns: 1000 },
+  );
+  t.equal(compared, 1000, 'walks and scans compared with a brute force');
 });

@@ -31,6 +31,7 @@ import type { ReadView } from '../../projections/projection.js';
 import { type Identified, SortedIndex, ZONE_ALL, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { type Candidate, type Check, candidatesOf, inOrder } from './candidates.js';
+import { POSITION_READ, PositionTest, positionTest } from './along.js';
 import { rowTest } from './row-bits.js';
 import { rankPage, rankPageCost, rowsOf, selectAcross, selectAcrossCost, slice, sortedPage, walkNearer } from './pages.js';
 import { scratch } from './scratch.js';
@@ -120,10 +121,12 @@ export function search<R extends Identified>(
     const ranges = rangesOf(left);
     return candidate.index.zoneTester(ranges, ranges.length === left.length);
   };
+  /** The test of what a candidate leaves by positions (see along.ts), when it has them made; else they are wanted. */
+  const along = (candidate: Candidate) => positionTest(table, candidate, constraints.filter((c) => !candidate.covers.has(c)), candidates, candidate.covers);
   /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
-  const checkBesides = (candidate: Candidate, reads: number) => {
-    const left = constraints.filter((c) => !candidate.covers.has(c));
-    return reads >= thresholds.markFrom ? rowTest(table, left, candidates, reads, candidate.covers) : checkOf(table, left);
+  const checkBesides = (candidate: Candidate, reads: number): Check | PositionTest => {
+    if (reads < thresholds.markFrom) return checkOf(table, constraints.filter((c) => !candidate.covers.has(c)));
+    return along(candidate) ?? rowTest(table, constraints.filter((c) => !candidate.covers.has(c)), candidates, reads, candidate.covers);
   };
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.
@@ -132,14 +135,24 @@ export function search<R extends Identified>(
 
   // The walk: the order index (or its block the query narrows it to), testing what it does not cover, from whichever end is nearer.
   const walk = candidates.filter((c) => c.index === order && c.fixed === 0).sort(bySize)[0] ?? whole(order);
-  const walkCost = (count: number) => {
+  /** The rows a walk reads, and what it costs (less than a row test a row when it reads by positions). */
+  const walkReads = (count: number) => {
     if (count === 0) return 0;
     const take = Math.min(limit, count - offset);
     return ((Math.min(offset, count - offset - take) + take) * walk.size) / count;
   };
+  let walkAlong: boolean | undefined;
+  const walkCost = (count: number) => {
+    const reads = walkReads(count);
+    if (reads < thresholds.markFrom) return reads;
+    walkAlong ??= along(walk) !== undefined;
+    return walkAlong ? reads * POSITION_READ : reads;
+  };
+  /** A budget of cost as the rows the walk may read. */
+  const walkRows = (budget: number) => (walkAlong ? budget / POSITION_READ : budget);
   /** The page by the walk, or undefined when it has read `budget` rows (it found fewer matches on its way than their count promised). */
   const walked = (count: number, budget: number): SearchResult | undefined => {
-    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkCost(count), budget)), descending, offset, limit, count, budget, zonesFor(walk));
+    const rows = walkNearer(walk, checkBesides(walk, Math.min(walkReads(count), budget)), descending, offset, limit, count, budget, zonesFor(walk));
     return rows && { count, rows };
   };
   const sortCost = (count: number) => (count <= thresholds.maxSorted ? count * SELECT_COST_PER_MATCH : Infinity);
@@ -167,7 +180,7 @@ export function search<R extends Identified>(
   // back on when its walk gives up.
   const unranked: Candidate[] = [];
   const walkOrWant = (count: number, budget: number): SearchResult | undefined => {
-    const expected = WALK_OVERRUN * walkCost(count) + WALK_SLACK;
+    const expected = WALK_OVERRUN * walkReads(count) + WALK_SLACK;
     if (unranked.length > 0 && expected < budget) {
       const quick = walked(count, expected);
       if (quick) return quick;
@@ -184,7 +197,7 @@ export function search<R extends Identified>(
       consider('select across', selectAcrossCost(blocks, count, order.size, offset, limit), () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
     }
     consider('sort', sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
-    consider('walk', walkCost(count), (budget) => walkOrWant(count, budget));
+    consider('walk', walkCost(count), (budget) => walkOrWant(count, walkRows(budget)));
     // Out of order: the rank matrix of its index by positions in the order, wanted (made in the background) when the page
     // is dear either way; else, when it is made already, a way to fall back on.
     const rankCost = rankPageCost(blocks * 2 * bits, Math.min(limit, count - offset), count, order.size);
@@ -203,6 +216,12 @@ export function search<R extends Identified>(
   const driver = candidates.sort(bySize)[0] ?? walk;
   const driverInOrder = inOrder(driver, order) === 'concatenated';
   const scanned = (): SearchResult => {
+    // The order (or its block the query narrows it to) read by positions, when that costs less than testing the driver's
+    // rows: the count, and the page on the way.
+    if (!driverInOrder && walk.size >= thresholds.markFrom && walk.size * POSITION_READ < driver.size) {
+      const check = along(walk);
+      if (check) return { ...scanInOrder(walk, check, descending, offset, limit, zonesFor(walk)), plan: 'ordered scan', cost: walk.size * POSITION_READ };
+    }
     // Made when it is used: another way tried first may have marked rows in the same scratch bits.
     const check = checkBesides(driver, driver.size);
     const zones = zonesFor(driver);
@@ -210,22 +229,26 @@ export function search<R extends Identified>(
     const { count, matches } = scanMatches(driver, check, thresholds.maxSorted, zones);
     if (offset >= count) return { count, rows: [] };
     const sorted = sortCost(count);
-    const walkedFirst = walkCost(count) < sorted ? walked(count, walkCost(count) + sorted + WALK_SLACK) : undefined;
+    const walkedFirst = walkCost(count) < sorted ? walked(count, walkRows(walkCost(count) + sorted + WALK_SLACK)) : undefined;
     return walkedFirst ?? { count, rows: sortedPage(order, matches, count, descending, offset, limit) };
   };
 
   // Two candidates, each exact for its constraints, together for all of them, are counted without a scan by the rank
   // matrix of one's index by positions in the other's; the page then by whichever way reads fewest rows.
   const paired = pairCount(table, candidates, constraints, order, bits);
-  if (paired === undefined) return { ...scanned(), plan: 'scan', cost: driver.size };
+  if (paired === undefined) return { plan: 'scan', cost: driver.size, ...scanned() };
   const { count, first, second, matrix } = paired;
   if (offset >= count) return { count, rows: [] };
   // The k-th row of both, by its position in the second's index.
   const kth = kthWithin(matrix, first.blocks, second.blocks);
   const kthCost = bits * first.blocks.length;
-  // The second is a range of the order: the page is the first's rows at those positions of it.
-  if (second.index === order) consider('pair rank', rankPageCost(kthCost, Math.min(limit, count - offset), count, order.size), () => ({ count, rows: rankPage(kth, count, order, checkAll(), descending, offset, limit) }));
-  consider('walk', walkCost(count), (budget) => walked(count, budget));
+  // The second's rows follow one another in the order (a range of the order, or a block of one title in start order):
+  // the page is the first's rows at those positions of the second's index.
+  if (inOrder(second, order) === 'concatenated') {
+    const cost = rankPageCost(kthCost, Math.min(limit, count - offset), count, second.index === order ? order.size : second.size);
+    consider('pair rank', cost, () => ({ count, rows: rankPage(kth, count, second.index, checkAll(), descending, offset, limit) }));
+  }
+  consider('walk', walkCost(count), (budget) => walked(count, walkRows(budget)));
   consider('scan', driver.size + (driverInOrder ? 0 : sortCost(count)), scanned);
   // Few: each found by its k-th, then sorted by position in the order.
   consider('pair kth', count * kthCost + sortCost(count), () => {
@@ -239,23 +262,32 @@ export function search<R extends Identified>(
  * The count and page of a candidate in the order, testing its rows: the page is among the first matches (a
  * descending page by a walk back from the nearer end, once the count is known).
  */
-function scanInOrder(driver: Candidate, check: Check, descending: boolean, offset: number, limit: number, zones: ZoneTest | undefined): SearchResult {
-  const { count, matches } = scanMatches(driver, check, descending ? 0 : offset + limit, zones);
+function scanInOrder(driver: Candidate, check: Check | PositionTest, descending: boolean, offset: number, limit: number, zones: ZoneTest | undefined): SearchResult {
+  // (By positions, counted with no branch and the page walked to after: collecting on the way would branch.)
+  const collect = descending || check instanceof PositionTest ? 0 : offset + limit;
+  const { count, matches } = scanMatches(driver, check, collect, zones);
   if (offset >= count) return { count, rows: [] };
-  if (!descending) return { count, rows: Array.from(matches.subarray(offset)) };
-  return { count, rows: walkNearer(driver, check, true, offset, limit, count, Infinity, zones)! }; // (with no budget, a walk always ends)
+  if (collect > 0) return { count, rows: Array.from(matches.subarray(offset)) };
+  return { count, rows: walkNearer(driver, check, descending, offset, limit, count, Infinity, zones)! }; // (with no budget, a walk always ends)
 }
 
 /**
  * How many rows of a candidate pass the check, and the first `max` of them (in a scratch array): by `zones`, whole
  * zones none of whose rows pass are skipped and those all of whose rows pass taken untested.
  */
-function scanMatches(driver: Candidate, check: Check, max: number, zones: ZoneTest | undefined): { count: number; matches: Uint32Array } {
+function scanMatches(driver: Candidate, check: Check | PositionTest, max: number, zones: ZoneTest | undefined): { count: number; matches: Uint32Array } {
   const rows = driver.index.order;
   const { blocks } = driver;
   const mask = SortedIndex.zoneRows - 1;
-  const found = scratch('matches', Math.min(max, driver.size));
   let count = 0;
+  if (check instanceof PositionTest) {
+    // (A slot past the last: PositionTest.scan writes each row it reads there.)
+    const room = Math.min(max, driver.size);
+    const found = scratch('matches', room + 1);
+    for (let b = 0; b < blocks.length; b += 2) count += check.scan(rows, blocks[b]!, blocks[b + 1]!, found, count, room);
+    return { count, matches: found.subarray(0, Math.min(count, room)) };
+  }
+  const found = scratch('matches', Math.min(max, driver.size));
   for (let b = 0; b < blocks.length; b += 2) {
     const from = blocks[b]!;
     const to = blocks[b + 1]!;
@@ -272,8 +304,8 @@ function scanMatches(driver: Candidate, check: Check, max: number, zones: ZoneTe
           continue;
         }
       }
-      const row = rows[i++]!;
-      if (!check(row)) continue;
+      const row = rows[i]!;
+      if (!check(row, i++)) continue;
       if (count < max) found[count] = row;
       count++;
     }
@@ -303,7 +335,7 @@ function pairCount(table: Pick<Table<Identified>, 'ranks'>, candidates: readonly
   for (const first of candidates) {
     for (const second of candidates) {
       if (first.index === second.index || [...constraints].some((c) => !first.covers.has(c) && !second.covers.has(c))) continue;
-      const cost = (first.blocks.length * second.blocks.length * bits) / (second.index === order ? 4 : 1);
+      const cost = (first.blocks.length * second.blocks.length * bits) / (inOrder(second, order) === 'concatenated' ? 4 : 1);
       if (chosen === undefined || cost < chosen.cost) chosen = { first, second, cost };
     }
   }

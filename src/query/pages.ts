@@ -6,7 +6,8 @@
  * positions in the order; a walk of the order testing each row.
  */
 import { SortedIndex, ZONE_ALL, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
-import type { Candidate, Check } from './candidates.js';
+import { PositionTest } from './along.js';
+import type { Candidate, Check, RowCheck } from './candidates.js';
 import type { SearchResult } from './engine.js';
 import { scratch } from './scratch.js';
 
@@ -97,13 +98,14 @@ function selectRange(positions: Uint32Array, size: number, first: number, take: 
  */
 export function walkPage(
   walk: Candidate,
-  check: Check,
+  check: Check | PositionTest,
   descending: boolean,
   offset: number,
   limit: number,
   budget = Infinity,
   zones?: ZoneTest,
 ): number[] | undefined {
+  if (check instanceof PositionTest) return walkByPositions(walk, check, descending, offset, limit, budget);
   const rows = walk.index.order;
   const { blocks } = walk;
   const nBlocks = blocks.length / 2;
@@ -133,13 +135,35 @@ export function walkPage(
       }
       if (++read > budget) return undefined;
       const row = rows[p]!;
+      const passes = check(row, p);
       p += descending ? -1 : 1;
-      if (!check(row)) continue;
+      if (!passes) continue;
       if (count++ >= offset) {
         page.push(row);
         if (page.length === limit) return page;
       }
     }
+  }
+  return page;
+}
+
+/** walkPage by a test of positions (no zones: reading positions costs less than their test). */
+function walkByPositions(walk: Candidate, test: PositionTest, descending: boolean, offset: number, limit: number, budget: number): number[] | undefined {
+  const { blocks } = walk;
+  const nBlocks = blocks.length / 2;
+  const page: number[] = [];
+  let count = 0;
+  let read = 0;
+  for (let j = 0; j < nBlocks; j++) {
+    const b = 2 * (descending ? nBlocks - 1 - j : j);
+    const first = descending ? blocks[b + 1]! - 1 : blocks[b]!;
+    const end = descending ? blocks[b]! - 1 : blocks[b + 1]!;
+    const walked = test.walk(walk.index.order, first, end, offset - count, limit, page, budget - read);
+    count += walked.passed;
+    read += walked.read;
+    if (page.length === limit) return page;
+    // Stopped short of the block's end with the page not full: the budget is spent.
+    if (walked.read < Math.abs(end - first)) return undefined;
   }
   return page;
 }
@@ -267,7 +291,7 @@ export function rankPage(
   kth: (k: number) => number,
   count: number,
   order: SortedIndex,
-  check: Check,
+  check: RowCheck,
   descending: boolean,
   offset: number,
   limit: number,
@@ -296,7 +320,7 @@ export function rankPage(
  */
 export function walkNearer(
   walk: Candidate,
-  check: Check,
+  check: Check | PositionTest,
   descending: boolean,
   offset: number,
   limit: number,

@@ -24,8 +24,17 @@
 import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
 
+/**
+ * What is made for a pair of indexes: the rank matrix of `from` by positions
+ * in `order`, or the plain positions in `order` of `from`'s rows, in `from`'s
+ * order (a walk of `from` tests a constraint `order` answers as a block by
+ * reading them one after another, where it would read the constraint's
+ * column at each row, at random).
+ */
+type Value = RankMatrix | Uint32Array;
+
 interface Made {
-  readonly matrix: RankMatrix;
+  readonly value: Value;
   readonly fromVersion: number;
   readonly orderVersion: number;
   /** Searches it served. */
@@ -103,23 +112,59 @@ const USEFUL = 16;
 /** The longest quiet a table is asked to keep before a matrix is made. */
 const MAX_QUIET_MS = 60_000;
 
+/** Made a piece at a time: `step` makes the next piece, true once all are made. */
+interface Builder {
+  step(): boolean;
+  result(): Value;
+}
+
 interface Building {
   readonly key: string;
   readonly from: SortedIndex;
   readonly order: SortedIndex;
   readonly fromVersion: number;
   readonly orderVersion: number;
-  readonly builder: RankMatrixBuilder;
+  readonly builder: Builder;
 }
 
-const keyOf = (from: SortedIndex, order: SortedIndex) => `${from.def.name}>${order.def.name}`;
+type Wanted = readonly [SortedIndex, SortedIndex, 'matrix' | 'positions'];
+
+const keyOf = (from: SortedIndex, order: SortedIndex, what: Wanted[2] = 'matrix') =>
+  `${from.def.name}${what === 'matrix' ? '>' : '@'}${order.def.name}`;
+
+const bytesOf = (value: Value) => (value instanceof Uint32Array ? value.byteLength : value.bytes);
+
+/** The positions in an index (`ranks`, by row) of another's rows (`rows`, in its order), made `RankMatrixBuilder.stepValues` at a time. */
+class PositionsBuilder implements Builder {
+  private readonly positions: Uint32Array;
+  private at = 0;
+
+  constructor(
+    private readonly ranks: Uint32Array,
+    private readonly rows: Uint32Array,
+  ) {
+    this.positions = new Uint32Array(rows.length);
+  }
+
+  step(): boolean {
+    const { ranks, rows, positions } = this;
+    const end = Math.min(rows.length, this.at + RankMatrixBuilder.stepValues);
+    for (let p = this.at; p < end; p++) positions[p] = ranks[rows[p]!]!;
+    this.at = end;
+    return end === rows.length;
+  }
+
+  result(): Uint32Array {
+    return this.positions;
+  }
+}
 
 export class OrderRanks {
   /** How long the table must go unchanged before a matrix is made (tests set 0). */
   static quietMs = 250;
 
   private readonly made = new Map<string, Made>();
-  private readonly wanted = new Map<string, readonly [SortedIndex, SortedIndex]>();
+  private readonly wanted = new Map<string, Wanted>();
   private building: Building | undefined;
   /**
    * The memory a matrix is built in (its values, and where they are split to: RankMatrixBuilder), used again by the
@@ -168,27 +213,45 @@ export class OrderRanks {
 
   /** The matrix of `from` by positions in `order`, if it is up to date with both (not wanted when it is not). */
   peek(from: SortedIndex, order: SortedIndex): RankMatrix | undefined {
-    const key = keyOf(from, order);
+    return this.current(from, order, 'matrix') as RankMatrix | undefined;
+  }
+
+  /** Make the matrix of `from` by positions in `order` (in the background, once the table is quiet). */
+  want(from: SortedIndex, order: SortedIndex): void {
+    this.wantMade(from, order, 'matrix');
+  }
+
+  /**
+   * The positions in `order` of `from`'s rows, in `from`'s order (4 bytes a row), if up to date with both; else they
+   * are wanted (made in the background, within the same budget as the matrices), and undefined.
+   */
+  positions(from: SortedIndex, order: SortedIndex): Uint32Array | undefined {
+    const positions = this.current(from, order, 'positions') as Uint32Array | undefined;
+    if (positions === undefined) this.wantMade(from, order, 'positions');
+    return positions;
+  }
+
+  private current(from: SortedIndex, order: SortedIndex, what: Wanted[2]): Value | undefined {
+    const key = keyOf(from, order, what);
     const made = this.made.get(key);
     if (made && made.fromVersion === from.version && made.orderVersion === order.version) {
       if (++made.uses === USEFUL) this.wastedInARow = 0;
       rankMatrices.used(made);
-      return made.matrix;
+      return made.value;
     }
     if (made) this.letGo(key, made);
     return undefined;
   }
 
-  /** Make the matrix of `from` by positions in `order` (in the background, once the table is quiet). */
-  want(from: SortedIndex, order: SortedIndex): void {
-    const key = keyOf(from, order);
-    if (!this.made.has(key) && this.building?.key !== key) this.wanted.set(key, [from, order]);
+  private wantMade(from: SortedIndex, order: SortedIndex, what: Wanted[2]): void {
+    const key = keyOf(from, order, what);
+    if (!this.made.has(key) && this.building?.key !== key) this.wanted.set(key, [from, order, what]);
   }
 
-  /** Bytes the matrices hold. */
+  /** Bytes the matrices (and positions) hold. */
   get bytes(): number {
     let bytes = 0;
-    for (const { matrix } of this.made.values()) bytes += matrix.bytes;
+    for (const { value } of this.made.values()) bytes += bytesOf(value);
     return bytes;
   }
 
@@ -208,15 +271,15 @@ export class OrderRanks {
         // Changed meanwhile: start again once quiet (for longer).
         this.building = undefined;
         this.wasted();
-        this.wanted.set(building.key, [building.from, building.order]);
+        this.wanted.set(building.key, [building.from, building.order, building.builder instanceof PositionsBuilder ? 'positions' : 'matrix']);
         return false;
       }
       if (building.builder.step()) {
         const { key, fromVersion, orderVersion } = building;
-        const made: Made = { matrix: building.builder.result(), fromVersion, orderVersion, uses: 0 };
+        const made: Made = { value: building.builder.result(), fromVersion, orderVersion, uses: 0 };
         this.made.set(key, made);
         this.building = undefined;
-        rankMatrices.add(made, made.matrix.bytes, () => this.letGo(key, made));
+        rankMatrices.add(made, bytesOf(made.value), () => this.letGo(key, made));
       }
     }
     return this.wanted.size > 0 || this.building !== undefined;
@@ -230,23 +293,21 @@ export class OrderRanks {
   private start(): Building | undefined {
     const next = this.wanted.entries().next();
     if (next.done) return undefined;
-    const [key, [from, order]] = next.value;
+    const [key, [from, order, what]] = next.value;
     this.wanted.delete(key);
     const ranks = order.ranks();
     const rows = from.order;
+    const versions = { key, from, order, fromVersion: from.version, orderVersion: order.version };
+    if (what === 'positions') {
+      this.building = { ...versions, builder: new PositionsBuilder(ranks, rows.subarray(0, from.size)) };
+      return this.building;
+    }
     const n = from.size;
     // (One matrix is built at a time: the last one's memory is free. A 16th more, for a table that grows a little.)
     if (this.scratch === undefined || this.scratch[0].length < n) this.scratch = [new Uint32Array(n + (n >>> 4)), new Uint32Array(n + (n >>> 4))];
     const values = this.scratch[0].subarray(0, n);
     for (let p = 0; p < n; p++) values[p] = ranks[rows[p]!]!;
-    this.building = {
-      key,
-      from,
-      order,
-      fromVersion: from.version,
-      orderVersion: order.version,
-      builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n)),
-    };
+    this.building = { ...versions, builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n)) };
     return this.building;
   }
 }
