@@ -229,9 +229,9 @@ const schema = searchSchema(shifts);
 const regimes = [
   { name: 'as configured', thresholds: { ...thresholds }, quietMs: OrderRanks.quietMs, zones: { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows }, rankBudget: DEFAULT_RANK_MATRIX_BUDGET },
   // (Walks skip zones of 4 positions from the first: zone maps met by every walk.)
-  { name: 'thresholds lowered', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 }, rankBudget: DEFAULT_RANK_MATRIX_BUDGET },
+  { name: 'thresholds lowered', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0, alongFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 }, rankBudget: DEFAULT_RANK_MATRIX_BUDGET },
   // (Each rank matrix made lets go of every other: searches find the one they want gone, or made since.)
-  { name: 'thresholds lowered, room for one rank matrix', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 }, rankBudget: 1 },
+  { name: 'thresholds lowered, room for one rank matrix', thresholds: { maxSorted: 8, small: 0, rankFrom: 0, markFrom: 0, alongFrom: 0 }, quietMs: 0, zones: { after: 0, rows: 4 }, rankBudget: 1 },
 ];
 
 for (const regime of regimes) t.test(`index-based search equals a brute-force filter and sort (${regime.name})`, async (t) => {

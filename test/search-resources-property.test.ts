@@ -346,7 +346,7 @@ function property<K extends Kind>(t: Test, theCase: Case<K>): void {
     const saved = { ...thresholds };
     const zones = { after: SortedIndex.zoneAfter, rows: SortedIndex.zoneRows };
     if (lowered) {
-      Object.assign(thresholds, { maxSorted: 4, small: 0, markFrom: 0 });
+      Object.assign(thresholds, { maxSorted: 4, small: 0, markFrom: 0, alongFrom: 0 });
       // Walks skip zones of 2 positions from the first.
       SortedIndex.zoneAfter = 0;
       SortedIndex.zoneRows = 2;

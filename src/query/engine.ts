@@ -71,10 +71,12 @@ const MAX_PAIR_COST = 20_000;
  * sorting them rather than by a selection across them (`small`); the cost
  * (rows read) from which a page out of order wants a rank matrix
  * (`rankFrom`); the rows a walk or scan reads from which its row test
- * marks constraints in a bitset first (`markFrom`, see row-bits.ts).
+ * marks constraints in a bitset first (`markFrom`, see row-bits.ts); the
+ * rows from which it reads by positions when they are made, and wants them
+ * made when they are not (`alongFrom`, see along.ts).
  * Tests lower them, so that small data meets every strategy.
  */
-export const thresholds = { maxSorted: 4_000_000, small: 512, rankFrom: 2_000, markFrom: 20_000 };
+export const thresholds = { maxSorted: 4_000_000, small: 512, rankFrom: 2_000, markFrom: 20_000, alongFrom: 2_000 };
 
 export function search<R extends Identified>(
   table: Table<R> | undefined,
@@ -125,8 +127,10 @@ export function search<R extends Identified>(
   const along = (candidate: Candidate) => positionTest(table, candidate, constraints.filter((c) => !candidate.covers.has(c)), candidates, candidate.covers);
   /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
   const checkBesides = (candidate: Candidate, reads: number): Check | PositionTest => {
-    if (reads < thresholds.markFrom) return checkOf(table, constraints.filter((c) => !candidate.covers.has(c)));
-    return along(candidate) ?? rowTest(table, constraints.filter((c) => !candidate.covers.has(c)), candidates, reads, candidate.covers);
+    const test = reads >= thresholds.alongFrom ? along(candidate) : undefined;
+    if (test) return test;
+    const left = constraints.filter((c) => !candidate.covers.has(c));
+    return reads >= thresholds.markFrom ? rowTest(table, left, candidates, reads, candidate.covers) : checkOf(table, left);
   };
   const exact = candidates.filter((c) => c.covers.size === constraints.length);
   // Best of all: the blocks follow one another in the order; the page is a slice.
@@ -144,7 +148,7 @@ export function search<R extends Identified>(
   let walkAlong: boolean | undefined;
   const walkCost = (count: number) => {
     const reads = walkReads(count);
-    if (reads < thresholds.markFrom) return reads;
+    if (reads < thresholds.alongFrom) return reads;
     walkAlong ??= along(walk) !== undefined;
     return walkAlong ? reads * POSITION_READ : reads;
   };
@@ -218,7 +222,7 @@ export function search<R extends Identified>(
   const scanned = (): SearchResult => {
     // The order (or its block the query narrows it to) read by positions, when that costs less than testing the driver's
     // rows: the count, and the page on the way.
-    if (!driverInOrder && walk.size >= thresholds.markFrom && walk.size * POSITION_READ < driver.size) {
+    if (!driverInOrder && walk.size >= thresholds.alongFrom && walk.size * POSITION_READ < driver.size) {
       const check = along(walk);
       if (check) return { ...scanInOrder(walk, check, descending, offset, limit, zonesFor(walk)), plan: 'ordered scan', cost: walk.size * POSITION_READ };
     }
