@@ -10,10 +10,7 @@ import type { Identified, SortedIndex } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import type { Constraint, Keyed } from './constraints.js';
 
-/** Whether a row passes; `position` is its position in the index a walk or scan reads (a test made for that index reads by it). */
-export type Check = (row: number, position: number) => boolean;
-/** Whether a row passes, by the row alone. */
-export type RowCheck = (row: number) => boolean;
+export type Check = (row: number) => boolean;
 
 export interface Candidate {
   readonly index: SortedIndex;

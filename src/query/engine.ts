@@ -308,8 +308,8 @@ function scanMatches(driver: Candidate, check: Check | PositionTest, max: number
           continue;
         }
       }
-      const row = rows[i]!;
-      if (!check(row, i++)) continue;
+      const row = rows[i++]!;
+      if (!check(row)) continue;
       if (count < max) found[count] = row;
       count++;
     }

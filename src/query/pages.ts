@@ -7,7 +7,7 @@
  */
 import { SortedIndex, ZONE_ALL, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
 import { PositionTest } from './along.js';
-import type { Candidate, Check, RowCheck } from './candidates.js';
+import type { Candidate, Check } from './candidates.js';
 import type { SearchResult } from './engine.js';
 import { scratch } from './scratch.js';
 
@@ -135,9 +135,8 @@ export function walkPage(
       }
       if (++read > budget) return undefined;
       const row = rows[p]!;
-      const passes = check(row, p);
       p += descending ? -1 : 1;
-      if (!passes) continue;
+      if (!check(row)) continue;
       if (count++ >= offset) {
         page.push(row);
         if (page.length === limit) return page;
@@ -291,7 +290,7 @@ export function rankPage(
   kth: (k: number) => number,
   count: number,
   order: SortedIndex,
-  check: RowCheck,
+  check: Check,
   descending: boolean,
   offset: number,
   limit: number,

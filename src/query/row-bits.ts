@@ -11,7 +11,7 @@
  */
 import type { Identified } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
-import type { Candidate, RowCheck } from './candidates.js';
+import type { Candidate, Check } from './candidates.js';
 import { checkOf, type Constraint } from './constraints.js';
 import { scratch } from './scratch.js';
 
@@ -35,7 +35,7 @@ export function rowTest(
   candidates: readonly Candidate[],
   reads: number,
   known: ReadonlySet<Constraint> = new Set(),
-): RowCheck {
+): Check {
   const marked: Candidate[] = [];
   const covered = new Set<Constraint>();
   for (const c of constraints) {

@@ -17,6 +17,10 @@
  * serves (each costs a pass over the index per bit of its positions). A
  * matrix that serves resets it.
  *
+ * The same goes for the plain positions in one index of another's rows, in
+ * the other's order (`positions`): what a walk of that order reads to test
+ * a constraint the first answers as a block (see query/along.ts).
+ *
  * Every table's matrices share one budget (`rankMatrices`, RANK_MATRIX_MB):
  * a mix of searches in many orders wants many of them (a table's indexes,
  * pair by pair), so the least recently used go when a new one would pass it.
