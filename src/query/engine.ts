@@ -288,7 +288,17 @@ function scanMatches(driver: Candidate, check: Check | PositionTest, max: number
     // (A slot past the last: PositionTest.scan writes each row it reads there.)
     const room = Math.min(max, driver.size);
     const found = scratch('matches', room + 1);
-    for (let b = 0; b < blocks.length; b += 2) count += check.scan(rows, blocks[b]!, blocks[b + 1]!, found, count, room);
+    for (let b = 0; b < blocks.length; b += 2) {
+      const to = blocks[b + 1]!;
+      for (let i = blocks[b]!; i < to; ) {
+        // A zone at a time when there are zones (else the block): none of its rows pass, all do, or some.
+        const next = zones === undefined ? to : Math.min((i | mask) + 1, to);
+        const zone = zones === undefined ? ZONE_SOME : zones(i);
+        if (zone === ZONE_SOME) count += check.scan(rows, i, next, found, count, room);
+        else if (zone === ZONE_ALL) for (; i < next; i++) if (count++ < room) found[count - 1] = rows[i]!;
+        i = next;
+      }
+    }
     return { count, matches: found.subarray(0, Math.min(count, room)) };
   }
   const found = scratch('matches', Math.min(max, driver.size));

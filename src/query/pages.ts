@@ -105,7 +105,7 @@ export function walkPage(
   budget = Infinity,
   zones?: ZoneTest,
 ): number[] | undefined {
-  if (check instanceof PositionTest) return walkByPositions(walk, check, descending, offset, limit, budget);
+  if (check instanceof PositionTest) return walkByPositions(walk, check, descending, offset, limit, budget, zones);
   const rows = walk.index.order;
   const { blocks } = walk;
   const nBlocks = blocks.length / 2;
@@ -146,10 +146,20 @@ export function walkPage(
   return page;
 }
 
-/** walkPage by a test of positions (no zones: reading positions costs less than their test). */
-function walkByPositions(walk: Candidate, test: PositionTest, descending: boolean, offset: number, limit: number, budget: number): number[] | undefined {
+/** walkPage by a test of positions, a zone at a time when there are zones (else a block at a time). */
+function walkByPositions(
+  walk: Candidate,
+  test: PositionTest,
+  descending: boolean,
+  offset: number,
+  limit: number,
+  budget: number,
+  zones: ZoneTest | undefined,
+): number[] | undefined {
+  const rows = walk.index.order;
   const { blocks } = walk;
   const nBlocks = blocks.length / 2;
+  const mask = SortedIndex.zoneRows - 1;
   const page: number[] = [];
   let count = 0;
   let read = 0;
@@ -157,12 +167,24 @@ function walkByPositions(walk: Candidate, test: PositionTest, descending: boolea
     const b = 2 * (descending ? nBlocks - 1 - j : j);
     const first = descending ? blocks[b + 1]! - 1 : blocks[b]!;
     const end = descending ? blocks[b]! - 1 : blocks[b + 1]!;
-    const walked = test.walk(walk.index.order, first, end, offset - count, limit, page, budget - read);
-    count += walked.passed;
-    read += walked.read;
-    if (page.length === limit) return page;
-    // Stopped short of the block's end with the page not full: the budget is spent.
-    if (walked.read < Math.abs(end - first)) return undefined;
+    for (let p = first; p !== end; ) {
+      // The zone's end in the direction of the walk, or the block's.
+      const next = zones === undefined ? end : descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
+      const zone = zones === undefined ? ZONE_SOME : zones(p);
+      const passing = zone === ZONE_ALL ? Math.abs(next - p) : 0;
+      if (zone !== ZONE_SOME && count + passing <= offset) {
+        count += passing;
+        p = next;
+        continue;
+      }
+      const walked = test.walk(rows, p, next, offset - count, limit, page, budget - read);
+      count += walked.passed;
+      read += walked.read;
+      if (page.length === limit) return page;
+      // Stopped short of the zone's end with the page not full: the budget is spent.
+      if (walked.read < Math.abs(next - p)) return undefined;
+      p = next;
+    }
   }
   return page;
 }
