@@ -15,7 +15,7 @@ import type { ShiftRecord } from '../projections/records.js';
 import { type Candidate, candidatesOf, inOrder } from '../src/query/candidates.js';
 import { checkOf, type Constraint } from '../src/query/constraints.js';
 import { rankPage, rowsOf, selectAcross, sortedPage, walkNearer, walkPage } from '../src/query/pages.js';
-import { PositionTest } from '../src/query/along.js';
+import { inBlock, inCodes, PositionTest } from '../src/query/along.js';
 import { rowTest } from '../src/query/row-bits.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
 import { ReadModel } from '../src/readmodel/model.js';
@@ -189,7 +189,7 @@ t.test('a walk whose matches lie far from where it starts: zone maps skip to the
   t.equal(ask(), 'walk', 'zones skipped');
 });
 
-t.test('a test by positions (a walk, a scan) passes over and takes exactly the positions whose values are in their blocks', async (t) => {
+t.test('a test by stored values (a walk, a scan) passes over and takes exactly the positions whose values are in their blocks or sets of codes', async (t) => {
   let compared = 0;
   fc.assert(
     fc.property(
@@ -197,7 +197,14 @@ t.test('a test by positions (a walk, a scan) passes over and takes exactly the p
         fc.record({
           n: fc.constant(n),
           values: fc.array(fc.array(fc.nat({ max: n - 1 }), { minLength: n, maxLength: n }), { minLength: 1, maxLength: 2 }),
-          blocks: fc.array(fc.tuple(fc.nat({ max: n }), fc.nat({ max: n })), { minLength: 2, maxLength: 2 }),
+          // Each slot a block of values [a, b), or a set of codes.
+          blocks: fc.array(
+            fc.oneof(
+              fc.tuple(fc.nat({ max: n }), fc.nat({ max: n })).map((block) => ({ block })),
+              fc.uniqueArray(fc.nat({ max: n + 2 }), { minLength: 1, maxLength: 6 }).map((codes) => ({ codes })),
+            ),
+            { minLength: 2, maxLength: 2 },
+          ),
           ends: fc.tuple(fc.nat({ max: n }), fc.nat({ max: n })),
           descending: fc.boolean(),
           skip: fc.integer({ min: -3, max: n }),
@@ -208,11 +215,17 @@ t.test('a test by positions (a walk, a scan) passes over and takes exactly the p
       ({ n, values, blocks, ends, descending, skip, take, budget }) => {
         const rows = Uint32Array.from({ length: n }, (_, p) => (p * 7919) % 100_003);
         const spec = values.map((v, i) => {
-          const [a, b] = blocks[i]!;
-          return { positions: Uint32Array.from(v), from: Math.min(a, b), width: Math.abs(a - b) };
+          const slot = blocks[i]!;
+          const stored = Uint32Array.from(v);
+          if ('block' in slot) {
+            const [from, to] = [Math.min(...slot.block), Math.max(...slot.block)];
+            return { slot: inBlock(stored, from, to), stored, test: (value: number) => value >= from && value < to };
+          }
+          const codes = [...slot.codes].sort((a, b) => a - b);
+          return { slot: inCodes(stored, codes), stored, test: (value: number) => codes.includes(value) };
         });
-        const test = new PositionTest(spec);
-        const passes = (p: number) => spec.every((s) => s.positions[p]! >= s.from && s.positions[p]! < s.from + s.width);
+        const test = new PositionTest(spec.map((s) => s.slot));
+        const passes = (p: number) => spec.every((s) => s.test(s.stored[p]!));
         // A walk of [lo, hi) up, or down from hi - 1 (as walks read a block), within the budget.
         const [lo, hi] = [Math.min(...ends), Math.max(...ends)];
         const [from, to] = descending ? [hi - 1, lo - 1] : [lo, hi];

@@ -18,8 +18,10 @@
  * matrix that serves resets it.
  *
  * The same goes for the plain positions in one index of another's rows, in
- * the other's order (`positions`): what a walk of that order reads to test
- * a constraint the first answers as a block (see query/along.ts).
+ * the other's order (`positions`), and for a symbol column's codes in an
+ * index's order (`values`): what a walk of that order reads to test a
+ * constraint the first answers as a block, or a set of codes (see
+ * query/along.ts).
  *
  * Every table's matrices share one budget (`rankMatrices`, RANK_MATRIX_MB):
  * a mix of searches in many orders wants many of them (a table's indexes,
@@ -122,44 +124,55 @@ interface Builder {
   result(): Value;
 }
 
-interface Building {
-  readonly key: string;
+/**
+ * What is wanted made: a matrix or positions (of `from` in `order`), or the values of a column (`source`, by row) in
+ * `from`'s order (`order` is then `from`: they are valid as long as it is).
+ */
+interface Wanted {
   readonly from: SortedIndex;
   readonly order: SortedIndex;
+  readonly what: 'matrix' | 'positions' | 'values';
+  readonly column?: { readonly name: string; readonly source: Float64Array };
+}
+
+interface Building {
+  readonly key: string;
+  readonly wanted: Wanted;
   readonly fromVersion: number;
   readonly orderVersion: number;
   readonly builder: Builder;
 }
 
-type Wanted = readonly [SortedIndex, SortedIndex, 'matrix' | 'positions'];
-
-const keyOf = (from: SortedIndex, order: SortedIndex, what: Wanted[2] = 'matrix') =>
-  `${from.def.name}${what === 'matrix' ? '>' : '@'}${order.def.name}`;
+const keyOf = ({ from, order, what, column }: Wanted) =>
+  what === 'values' ? `${from.def.name}#${column!.name}` : `${from.def.name}${what === 'matrix' ? '>' : '@'}${order.def.name}`;
 
 const bytesOf = (value: Value) => (value instanceof Uint32Array ? value.byteLength : value.bytes);
 
-/** The positions in an index (`ranks`, by row) of another's rows (`rows`, in its order), made `RankMatrixBuilder.stepValues` at a time. */
-class PositionsBuilder implements Builder {
-  private readonly positions: Uint32Array;
+/**
+ * What `source` holds (by row) for another index's rows (`rows`, in its order): positions in an index (its `ranks()`),
+ * or a column's codes. Made `RankMatrixBuilder.stepValues` at a time.
+ */
+class AlongBuilder implements Builder {
+  private readonly out: Uint32Array;
   private at = 0;
 
   constructor(
-    private readonly ranks: Uint32Array,
+    private readonly source: Uint32Array | Float64Array,
     private readonly rows: Uint32Array,
   ) {
-    this.positions = new Uint32Array(rows.length);
+    this.out = new Uint32Array(rows.length);
   }
 
   step(): boolean {
-    const { ranks, rows, positions } = this;
+    const { source, rows, out } = this;
     const end = Math.min(rows.length, this.at + RankMatrixBuilder.stepValues);
-    for (let p = this.at; p < end; p++) positions[p] = ranks[rows[p]!]!;
+    for (let p = this.at; p < end; p++) out[p] = source[rows[p]!]!;
     this.at = end;
     return end === rows.length;
   }
 
   result(): Uint32Array {
-    return this.positions;
+    return this.out;
   }
 }
 
@@ -217,12 +230,12 @@ export class OrderRanks {
 
   /** The matrix of `from` by positions in `order`, if it is up to date with both (not wanted when it is not). */
   peek(from: SortedIndex, order: SortedIndex): RankMatrix | undefined {
-    return this.current(from, order, 'matrix') as RankMatrix | undefined;
+    return this.current({ from, order, what: 'matrix' }) as RankMatrix | undefined;
   }
 
   /** Make the matrix of `from` by positions in `order` (in the background, once the table is quiet). */
   want(from: SortedIndex, order: SortedIndex): void {
-    this.wantMade(from, order, 'matrix');
+    this.wantMade({ from, order, what: 'matrix' });
   }
 
   /**
@@ -230,15 +243,27 @@ export class OrderRanks {
    * are wanted (made in the background, within the same budget as the matrices), and undefined.
    */
   positions(from: SortedIndex, order: SortedIndex): Uint32Array | undefined {
-    const positions = this.current(from, order, 'positions') as Uint32Array | undefined;
-    if (positions === undefined) this.wantMade(from, order, 'positions');
-    return positions;
+    return this.currentOrWanted({ from, order, what: 'positions' });
   }
 
-  private current(from: SortedIndex, order: SortedIndex, what: Wanted[2]): Value | undefined {
-    const key = keyOf(from, order, what);
+  /**
+   * The codes of a symbol column (`source`, by row; `name` tells columns apart) of `from`'s rows, in `from`'s order (4
+   * bytes a row), if up to date with it; else they are wanted, and undefined.
+   */
+  values(from: SortedIndex, name: string, source: Float64Array): Uint32Array | undefined {
+    return this.currentOrWanted({ from, order: from, what: 'values', column: { name, source } });
+  }
+
+  private currentOrWanted(wanted: Wanted): Uint32Array | undefined {
+    const made = this.current(wanted) as Uint32Array | undefined;
+    if (made === undefined) this.wantMade(wanted);
+    return made;
+  }
+
+  private current(wanted: Wanted): Value | undefined {
+    const key = keyOf(wanted);
     const made = this.made.get(key);
-    if (made && made.fromVersion === from.version && made.orderVersion === order.version) {
+    if (made && made.fromVersion === wanted.from.version && made.orderVersion === wanted.order.version) {
       if (++made.uses === USEFUL) this.wastedInARow = 0;
       rankMatrices.used(made);
       return made.value;
@@ -247,9 +272,9 @@ export class OrderRanks {
     return undefined;
   }
 
-  private wantMade(from: SortedIndex, order: SortedIndex, what: Wanted[2]): void {
-    const key = keyOf(from, order, what);
-    if (!this.made.has(key) && this.building?.key !== key) this.wanted.set(key, [from, order, what]);
+  private wantMade(wanted: Wanted): void {
+    const key = keyOf(wanted);
+    if (!this.made.has(key) && this.building?.key !== key) this.wanted.set(key, wanted);
   }
 
   /** Bytes the matrices (and positions) hold. */
@@ -271,11 +296,12 @@ export class OrderRanks {
     while (performance.now() < deadline) {
       const building = this.building ?? this.start();
       if (building === undefined) return false;
-      if (building.from.version !== building.fromVersion || building.order.version !== building.orderVersion) {
+      const { from, order } = building.wanted;
+      if (from.version !== building.fromVersion || order.version !== building.orderVersion) {
         // Changed meanwhile: start again once quiet (for longer).
         this.building = undefined;
         this.wasted();
-        this.wanted.set(building.key, [building.from, building.order, building.builder instanceof PositionsBuilder ? 'positions' : 'matrix']);
+        this.wanted.set(building.key, building.wanted);
         return false;
       }
       if (building.builder.step()) {
@@ -297,13 +323,18 @@ export class OrderRanks {
   private start(): Building | undefined {
     const next = this.wanted.entries().next();
     if (next.done) return undefined;
-    const [key, [from, order, what]] = next.value;
+    const [key, wanted] = next.value;
     this.wanted.delete(key);
-    const ranks = order.ranks();
+    const { from, order, what, column } = wanted;
     const rows = from.order;
-    const versions = { key, from, order, fromVersion: from.version, orderVersion: order.version };
+    const versions = { key, wanted, fromVersion: from.version, orderVersion: order.version };
+    if (what === 'values') {
+      this.building = { ...versions, builder: new AlongBuilder(column!.source, rows.subarray(0, from.size)) };
+      return this.building;
+    }
+    const ranks = order.ranks();
     if (what === 'positions') {
-      this.building = { ...versions, builder: new PositionsBuilder(ranks, rows.subarray(0, from.size)) };
+      this.building = { ...versions, builder: new AlongBuilder(ranks, rows.subarray(0, from.size)) };
       return this.building;
     }
     const n = from.size;
