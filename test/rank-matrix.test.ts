@@ -117,7 +117,7 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
   t.equal(ranks.bytes, 0, 'a change lets go of every matrix at once, asked for again or not');
 });
 
-t.test("a table's positions of one index in another: wanted by asking, made a piece at a time once quiet, stale after a change", async (t) => {
+t.test("a table's positions of one index in another, and codes of a column in an index's order: wanted by asking, made a piece at a time once quiet, stale after a change", async (t) => {
   const quiet = OrderRanks.quietMs;
   const stepValues = RankMatrixBuilder.stepValues;
   OrderRanks.quietMs = 0;
@@ -142,10 +142,22 @@ t.test("a table's positions of one index in another: wanted by asking, made a pi
   );
   t.equal(ranks.bytes, 4 * n, 'counted in the bytes the table holds (4 a row)');
   t.equal(ranks.peek(from, order), undefined, 'a rank matrix of the same pair is another thing, not made');
+  // A column's codes in from's order: the column is asked for when they are made.
+  let column = Float64Array.from({ length: n }, (_, row) => row % 5);
+  t.equal(ranks.values(from, 'c', () => column), undefined, "a column's codes: not made, wanted");
+  column = Float64Array.from({ length: n }, (_, row) => (row * 3) % 7);
+  ranks.work(Infinity);
+  t.same(
+    Array.from(ranks.values(from, 'c', () => column) ?? []),
+    Array.from(from.order.subarray(0, n), (row) => column[row]),
+    "made from the column as it was when the making started: each of from's rows' code, in from's order",
+  );
+  t.equal(ranks.bytes, 8 * n, 'counted too');
   reorder();
   ranks.changed();
   t.equal(ranks.bytes, 0, 'a change lets go of them');
   t.equal(ranks.positions(from, order), undefined, 'and they are wanted again');
+  t.equal(ranks.values(from, 'c', () => column), undefined, 'the codes too');
 });
 
 t.test("a table's matrices, each built in the memory of the last: every one that of its indexes, those made before untouched", async (t) => {

@@ -158,7 +158,7 @@ export function positionTest(
   const slots: Slot[] = [];
   for (const one of chosen) {
     if ('kind' in one) {
-      const codes = table.ranks.values(along.index, one.column, table.column(one.column));
+      const codes = table.ranks.values(along.index, one.column, () => table.column(one.column));
       if (codes !== undefined) slots.push(inCodes(codes, one.codes));
     } else {
       const positions = table.ranks.positions(along.index, one.index);

@@ -31,11 +31,12 @@ import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
 
 /**
- * What is made for a pair of indexes: the rank matrix of `from` by positions
- * in `order`, or the plain positions in `order` of `from`'s rows, in `from`'s
- * order (a walk of `from` tests a constraint `order` answers as a block by
- * reading them one after another, where it would read the constraint's
- * column at each row, at random).
+ * What is made: the rank matrix of `from` by positions in `order`; the plain
+ * positions in `order` of `from`'s rows, in `from`'s order (a walk of `from`
+ * tests a constraint `order` answers as a block by reading them one after
+ * another, where it would read the constraint's column at each row, at
+ * random); or a symbol column's codes in `from`'s order (the same for a set
+ * of codes).
  */
 type Value = RankMatrix | Uint32Array;
 
@@ -125,14 +126,16 @@ interface Builder {
 }
 
 /**
- * What is wanted made: a matrix or positions (of `from` in `order`), or the values of a column (`source`, by row) in
- * `from`'s order (`order` is then `from`: they are valid as long as it is).
+ * What is wanted made: a matrix or positions (of `from` in `order`), or the values of a column (`source()`, by row) in
+ * `from`'s order (`order` is then `from`: they are valid as long as it is). The column is asked for when the making
+ * starts, not when it is wanted: a table that grows swaps its columns for longer ones (the rows then added change the
+ * index, and what was being made is thrown away).
  */
 interface Wanted {
   readonly from: SortedIndex;
   readonly order: SortedIndex;
   readonly what: 'matrix' | 'positions' | 'values';
-  readonly column?: { readonly name: string; readonly source: Float64Array };
+  readonly column?: { readonly name: string; readonly source: () => Float64Array };
 }
 
 interface Building {
@@ -247,10 +250,10 @@ export class OrderRanks {
   }
 
   /**
-   * The codes of a symbol column (`source`, by row; `name` tells columns apart) of `from`'s rows, in `from`'s order (4
+   * The codes of a symbol column (`source()`, by row; `name` tells columns apart) of `from`'s rows, in `from`'s order (4
    * bytes a row), if up to date with it; else they are wanted, and undefined.
    */
-  values(from: SortedIndex, name: string, source: Float64Array): Uint32Array | undefined {
+  values(from: SortedIndex, name: string, source: () => Float64Array): Uint32Array | undefined {
     return this.currentOrWanted({ from, order: from, what: 'values', column: { name, source } });
   }
 
@@ -277,7 +280,7 @@ export class OrderRanks {
     if (!this.made.has(key) && this.building?.key !== key) this.wanted.set(key, wanted);
   }
 
-  /** Bytes the matrices (and positions) hold. */
+  /** Bytes the matrices (and positions and codes) hold. */
   get bytes(): number {
     let bytes = 0;
     for (const { value } of this.made.values()) bytes += bytesOf(value);
@@ -329,7 +332,7 @@ export class OrderRanks {
     const rows = from.order;
     const versions = { key, wanted, fromVersion: from.version, orderVersion: order.version };
     if (what === 'values') {
-      this.building = { ...versions, builder: new AlongBuilder(column!.source, rows.subarray(0, from.size)) };
+      this.building = { ...versions, builder: new AlongBuilder(column!.source(), rows.subarray(0, from.size)) };
       return this.building;
     }
     const ranks = order.ranks();
