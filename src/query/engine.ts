@@ -146,14 +146,11 @@ export function search<R extends Identified>(
     return ((Math.min(offset, count - offset - take) + take) * walk.size) / count;
   };
   let walkAlong: boolean | undefined;
-  const walkCost = (count: number) => {
-    const reads = walkReads(count);
-    if (reads < thresholds.alongFrom) return reads;
-    walkAlong ??= along(walk) !== undefined;
-    return walkAlong ? reads * POSITION_READ : reads;
-  };
-  /** A budget of cost as the rows the walk may read. */
-  const walkRows = (budget: number) => (walkAlong ? budget / POSITION_READ : budget);
+  /** Whether a walk of `count` matches reads by positions (as checkBesides decides). */
+  const walksAlong = (count: number) => walkReads(count) >= thresholds.alongFrom && (walkAlong ??= along(walk) !== undefined);
+  const walkCost = (count: number) => walkReads(count) * (walksAlong(count) ? POSITION_READ : 1);
+  /** A budget of cost as the rows a walk of `count` matches may read. */
+  const walkRows = (budget: number, count: number) => (walksAlong(count) ? budget / POSITION_READ : budget);
   /** The page by the walk, or undefined when it has read `budget` rows (it found fewer matches on its way than their count promised). */
   const walked = (count: number, budget: number): SearchResult | undefined => {
     const rows = walkNearer(walk, checkBesides(walk, Math.min(walkReads(count), budget)), descending, offset, limit, count, budget, zonesFor(walk));
@@ -201,7 +198,7 @@ export function search<R extends Identified>(
       consider('select across', selectAcrossCost(blocks, count, order.size, offset, limit), () => ({ count, rows: selectAcross(candidate, order, descending, offset, limit) }));
     }
     consider('sort', sortCost(count), () => ({ count, rows: sortedPage(order, rowsOf(candidate), count, descending, offset, limit) }));
-    consider('walk', walkCost(count), (budget) => walkOrWant(count, walkRows(budget)));
+    consider('walk', walkCost(count), (budget) => walkOrWant(count, walkRows(budget, count)));
     // Out of order: the rank matrix of its index by positions in the order, wanted (made in the background) when the page
     // is dear either way; else, when it is made already, a way to fall back on.
     const rankCost = rankPageCost(blocks * 2 * bits, Math.min(limit, count - offset), count, order.size);
@@ -233,7 +230,7 @@ export function search<R extends Identified>(
     const { count, matches } = scanMatches(driver, check, thresholds.maxSorted, zones);
     if (offset >= count) return { count, rows: [] };
     const sorted = sortCost(count);
-    const walkedFirst = walkCost(count) < sorted ? walked(count, walkRows(walkCost(count) + sorted + WALK_SLACK)) : undefined;
+    const walkedFirst = walkCost(count) < sorted ? walked(count, walkRows(walkCost(count) + sorted + WALK_SLACK, count)) : undefined;
     return walkedFirst ?? { count, rows: sortedPage(order, matches, count, descending, offset, limit) };
   };
 
@@ -252,7 +249,7 @@ export function search<R extends Identified>(
     const cost = rankPageCost(kthCost, Math.min(limit, count - offset), count, second.index === order ? order.size : second.size);
     consider('pair rank', cost, () => ({ count, rows: rankPage(kth, count, second.index, checkAll(), descending, offset, limit) }));
   }
-  consider('walk', walkCost(count), (budget) => walked(count, walkRows(budget)));
+  consider('walk', walkCost(count), (budget) => walked(count, walkRows(budget, count)));
   consider('scan', driver.size + (driverInOrder ? 0 : sortCost(count)), scanned);
   // Few: each found by its k-th, then sorted by position in the order.
   consider('pair kth', count * kthCost + sortCost(count), () => {
