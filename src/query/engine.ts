@@ -123,8 +123,13 @@ export function search<R extends Identified>(
     const ranges = rangesOf(left);
     return candidate.index.zoneTester(ranges, ranges.length === left.length);
   };
-  /** The test of what a candidate leaves by positions (see along.ts), when it has them made; else they are wanted. */
-  const along = (candidate: Candidate) => positionTest(table, candidate, constraints.filter((c) => !candidate.covers.has(c)), candidates, candidate.covers);
+  /** The test of what a candidate leaves by positions (see along.ts), when it has them made; else they are wanted. Once a candidate. */
+  let alongOf: Map<Candidate, PositionTest | undefined> | undefined;
+  const along = (candidate: Candidate) => {
+    alongOf ??= new Map();
+    if (!alongOf.has(candidate)) alongOf.set(candidate, positionTest(table, candidate, constraints.filter((c) => !candidate.covers.has(c)), candidates, candidate.covers));
+    return alongOf.get(candidate);
+  };
   /** The test of what a candidate leaves, for a walk or scan of it expected to read `reads` rows. */
   const checkBesides = (candidate: Candidate, reads: number): Check | PositionTest => {
     const test = reads >= thresholds.alongFrom ? along(candidate) : undefined;
@@ -145,9 +150,8 @@ export function search<R extends Identified>(
     const take = Math.min(limit, count - offset);
     return ((Math.min(offset, count - offset - take) + take) * walk.size) / count;
   };
-  let walkAlong: boolean | undefined;
   /** Whether a walk of `count` matches reads by positions (as checkBesides decides). */
-  const walksAlong = (count: number) => walkReads(count) >= thresholds.alongFrom && (walkAlong ??= along(walk) !== undefined);
+  const walksAlong = (count: number) => walkReads(count) >= thresholds.alongFrom && along(walk) !== undefined;
   const walkCost = (count: number) => walkReads(count) * (walksAlong(count) ? POSITION_READ : 1);
   /** A budget of cost as the rows a walk of `count` matches may read. */
   const walkRows = (budget: number, count: number) => (walksAlong(count) ? budget / POSITION_READ : budget);

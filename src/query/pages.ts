@@ -116,15 +116,12 @@ export function walkPage(
   let count = 0;
   let read = 0;
   for (let j = 0; j < nBlocks; j++) {
-    const b = 2 * (descending ? nBlocks - 1 - j : j);
-    const first = descending ? blocks[b + 1]! - 1 : blocks[b]!;
-    const end = descending ? blocks[b]! - 1 : blocks[b + 1]!;
+    const [first, end] = blockEnds(blocks, j, descending);
     for (let p = first; p !== end; ) {
       if (zones !== undefined && (p === first || (p & mask) === zoneStart)) {
         const zone = zones(p);
         if (zone !== ZONE_SOME) {
-          // The next zone, or the block's end.
-          const next = descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
+          const next = zoneEnd(p, end, descending);
           const passing = zone === ZONE_ALL ? Math.abs(next - p) : 0;
           if (count + passing <= offset) {
             count += passing;
@@ -146,6 +143,18 @@ export function walkPage(
   return page;
 }
 
+/** The j-th block a walk reads (from the last, descending): its first position and the one past its last, in the walk's direction. */
+function blockEnds(blocks: readonly number[], j: number, descending: boolean): [number, number] {
+  const b = 2 * (descending ? blocks.length / 2 - 1 - j : j);
+  return descending ? [blocks[b + 1]! - 1, blocks[b]! - 1] : [blocks[b]!, blocks[b + 1]!];
+}
+
+/** Where a walk at `p` leaves its zone (the next zone's first position in its direction), or the block's `end`. */
+function zoneEnd(p: number, end: number, descending: boolean): number {
+  const mask = SortedIndex.zoneRows - 1;
+  return descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
+}
+
 /** walkPage by a test of positions, a zone at a time when there are zones (else a block at a time). */
 function walkByPositions(
   walk: Candidate,
@@ -158,18 +167,13 @@ function walkByPositions(
 ): number[] | undefined {
   const rows = walk.index.order;
   const { blocks } = walk;
-  const nBlocks = blocks.length / 2;
-  const mask = SortedIndex.zoneRows - 1;
   const page: number[] = [];
   let count = 0;
   let read = 0;
-  for (let j = 0; j < nBlocks; j++) {
-    const b = 2 * (descending ? nBlocks - 1 - j : j);
-    const first = descending ? blocks[b + 1]! - 1 : blocks[b]!;
-    const end = descending ? blocks[b]! - 1 : blocks[b + 1]!;
+  for (let j = 0; j < blocks.length / 2; j++) {
+    const [first, end] = blockEnds(blocks, j, descending);
     for (let p = first; p !== end; ) {
-      // The zone's end in the direction of the walk, or the block's.
-      const next = zones === undefined ? end : descending ? Math.max((p & ~mask) - 1, end) : Math.min((p | mask) + 1, end);
+      const next = zones === undefined ? end : zoneEnd(p, end, descending);
       const zone = zones === undefined ? ZONE_SOME : zones(p);
       const passing = zone === ZONE_ALL ? Math.abs(next - p) : 0;
       if (zone !== ZONE_SOME && count + passing <= offset) {
