@@ -54,6 +54,64 @@ t.test('a retitled opportunity and category show in the shifts that nest them', 
   );
 });
 
+t.test('relation filters follow a change of the records they go through at once (an opportunity moved to another category, a category retitled)', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const shift = (await app.get('/api/shifts/?limit=1')).body.results[0];
+  const opportunityId: string = shift.opportunity.id;
+  const from: { id: string; title: string } = shift.opportunity.category;
+  const opportunities = (await app.get('/api/opportunities/?limit=100')).body.results as Array<{ category: { id: string; title: string } }>;
+  const categories = opportunities.map((o) => o.category);
+  const to = categories.find((c) => c.id !== from.id && c.title.toLowerCase() !== from.title.toLowerCase())!;
+  t.ok(to, 'the demo has another category');
+  const institutionId = app.runtime.model.get('opportunity', opportunityId)!.institution_id;
+  const count = async (path: string) => {
+    const answer = await app.get(path);
+    t.equal(answer.status, 200, path);
+    return answer.body.count as number;
+  };
+  const q = encodeURIComponent;
+  const counts = async () => ({
+    shiftsFrom: await count(`/api/shifts/search/?category.id=${from.id}&limit=1`),
+    shiftsTo: await count(`/api/shifts/search/?category_id=${to.id}&limit=1`),
+    shiftsToByTitle: await count(`/api/shifts/search/?category.title=${q(to.title)}&limit=1`),
+    reservationsFrom: await count(`/api/reservations/search/?category.id=${from.id}&limit=1`),
+    opportunitiesToByTitle: await count(`/api/opportunities/search/?category.title=${q(to.title)}&limit=1`),
+  });
+  // Asked twice: the second answers come from what the first remembered.
+  const before = await counts();
+  t.same(await counts(), before, 'the same counts asked again');
+  const moved = await count(`/api/shifts/search/?opportunity.id=${opportunityId}&limit=1`);
+  const movedReservations = await count(`/api/reservations/search/?opportunity.id=${opportunityId}&limit=1`);
+  t.ok(moved > 0 && movedReservations > 0, 'the opportunity has shifts and reservations');
+  t.equal(before.shiftsToByTitle, before.shiftsTo, 'by title as by id');
+
+  const append = async <T extends EventType>(type: T, data: Extract<DomainEvent, { type: T }>['data']) => {
+    const event = { type, data } as DomainEvent;
+    const { position } = await app.runtime.store.append(streamOf(event), [{ id: randomUUID(), type, data }]);
+    await app.runtime.projector.waitFor(position);
+  };
+  const occurred_at = '2026-11-02T12:00:00Z';
+  await append('OpportunityUpdated', { institution_id: institutionId, occurred_at, opportunity_id: opportunityId, category_id: to.id });
+  const after = await counts();
+  t.same(
+    after,
+    {
+      shiftsFrom: before.shiftsFrom - moved,
+      shiftsTo: before.shiftsTo + moved,
+      shiftsToByTitle: before.shiftsTo + moved,
+      reservationsFrom: before.reservationsFrom - movedReservations,
+      opportunitiesToByTitle: before.opportunitiesToByTitle + 1,
+    },
+    'the opportunity\'s shifts and reservations moved with it',
+  );
+
+  await append('CategoryUpdated', { institution_id: institutionId, occurred_at, category_id: to.id, title: 'Moved here' });
+  t.equal(await count(`/api/shifts/search/?category.title=moved%20here&limit=1`), after.shiftsTo, 'shifts found by the new title (through two relations)');
+  t.equal(await count(`/api/opportunities/search/?category.title=moved%20here&limit=1`), after.opportunitiesToByTitle, 'opportunities too');
+  t.equal(await count(`/api/shifts/search/?category.title=${q(to.title)}&limit=1`), 0, 'and none by the old one');
+});
+
 t.test('a key revoked while the server runs is refused from the next request on', async (t) => {
   const app = await startApp({ fixtures: ['demo.ndjson'] });
   t.teardown(() => app.close());

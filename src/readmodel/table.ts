@@ -145,6 +145,7 @@ export class Table<R extends Identified> implements RowSource {
   static growAheadAt = 0.9;
 
   private records: (R | undefined)[] = [];
+  private changeCount = 0;
   /** Per row: the record's JSON as responses show it. */
   private readonly fragments = new FragmentStore(16);
   private readonly rowOfId = new Map<string, number>();
@@ -225,6 +226,11 @@ export class Table<R extends Identified> implements RowSource {
   /** Rows the table has room for without growing. */
   get room(): number {
     return this.capacity;
+  }
+
+  /** Moves on every insert, replacement and deletion: what is derived from the current records is valid while it stays. */
+  get changes(): number {
+    return this.changeCount;
   }
 
   /** Every row number is below this. */
@@ -312,6 +318,7 @@ export class Table<R extends Identified> implements RowSource {
   set(id: string, record: R | null): void {
     const old = this.rowOfId.get(id);
     if (old !== undefined) {
+      this.changeCount++;
       this.post(old, false);
       this.rowOfId.delete(id);
       if (this.pending[old] === ADDED) {
@@ -332,6 +339,7 @@ export class Table<R extends Identified> implements RowSource {
    */
   add(id: string, record: R): void {
     const row = this.allocate();
+    this.changeCount++;
     this.records[row] = record;
     if (this.seededRows === undefined) this.computeColumns(row, record);
     this.rowOfId.set(id, row);
