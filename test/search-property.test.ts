@@ -381,3 +381,76 @@ t.test('a pure range in the order of its index touches nothing outside the page'
     t.ok(outside <= bound && outside < oneDay.length, `${name}: ${outside} rows read outside the page (≤ ${bound} probes; the day has ${oneDay.length} rows)`);
   }
 });
+
+t.test('relation filters follow their related records at once: opportunities moved, categories and opportunities retitled, between searches', async (t) => {
+  const TITLES_OF_CATEGORIES = ['Food', 'Transport', 'GARDEN'];
+  const TITLES_OF_OPPORTUNITIES = ['Sorting', 'Driving', 'sorting', 'Pruning'];
+  type Step =
+    | { readonly move: number; readonly to: number }
+    | { readonly retitleCategory: number; readonly title: string }
+    | { readonly retitleOpportunity: number; readonly title: string }
+    | { readonly key: string; readonly value: string; readonly by: 'category.id' | 'category.title' | 'opportunity.title'; readonly ordering: string; readonly page: number; readonly limit: number };
+  const searchArb: fc.Arbitrary<Step> = fc.oneof(
+    fc.record({ key: fc.constantFrom('category.id', 'category_id'), value: fc.constantFrom(...CATEGORIES.map((c) => c.id.toUpperCase())) }).map((s) => ({ ...s, by: 'category.id' as const })),
+    fc.record({ key: fc.constantFrom('category.title', 'category_title'), value: fc.constantFrom('food', 'TRANSPORT', 'garden') }).map((s) => ({ ...s, by: 'category.title' as const })),
+    fc.record({ key: fc.constantFrom('opportunity.title', 'opportunity_title'), value: fc.constantFrom('sorting', 'Driving', 'pruning') }).map((s) => ({ ...s, by: 'opportunity.title' as const })),
+  ).chain((s) =>
+    fc.record({ ordering: fc.constantFrom(...Object.keys(ORDERINGS).flatMap((o) => [o, `-${o}`])), page: fc.integer({ min: 1, max: 4 }), limit: fc.constantFrom(1, 5, 100) }).map((p) => ({ ...s, ...p })),
+  );
+  const stepArb: fc.Arbitrary<Step> = fc.oneof(
+    { arbitrary: searchArb, weight: 3 },
+    fc.record({ move: fc.nat({ max: OPPORTUNITIES.length - 1 }), to: fc.nat({ max: CATEGORIES.length - 1 }) }),
+    fc.record({ retitleCategory: fc.nat({ max: CATEGORIES.length - 1 }), title: fc.constantFrom(...TITLES_OF_CATEGORIES) }),
+    fc.record({ retitleOpportunity: fc.nat({ max: OPPORTUNITIES.length - 1 }), title: fc.constantFrom(...TITLES_OF_OPPORTUNITIES) }),
+  );
+  let compared = 0;
+  fc.assert(
+    fc.property(fc.array(shiftArb, { maxLength: 300 }), fc.array(stepArb, { minLength: 4, maxLength: 16 }), (seeds, steps) => {
+      const records = seeds.map(shiftOf);
+      const model = modelOf(records, []);
+      // The related records as they are now, changed by the steps as the projections change them.
+      const categoryOf = new Map(OPPORTUNITIES.map((o) => [o.id, o.category]));
+      const opportunityTitle = new Map(OPPORTUNITIES.map((o) => [o.id, o.title]));
+      const categoryTitle = new Map(CATEGORIES.map((c) => [c.id, c.title]));
+      const putOpportunity = (id: string) =>
+        model.apply(put('opportunity', { id, institution_id: INSTITUTION, category_id: categoryOf.get(id)!, title: opportunityTitle.get(id)!, description: '', status: 1, created_at: 0, updated_at: 1 }));
+      const visible = records.filter((r) => r.institution_id === INSTITUTION && !r.removed);
+      for (const step of steps) {
+        if ('move' in step) {
+          const id = OPPORTUNITIES[step.move]!.id;
+          categoryOf.set(id, CATEGORIES[step.to]!.id);
+          putOpportunity(id);
+        } else if ('retitleOpportunity' in step) {
+          const id = OPPORTUNITIES[step.retitleOpportunity]!.id;
+          opportunityTitle.set(id, step.title);
+          putOpportunity(id);
+        } else if ('retitleCategory' in step) {
+          const { id } = CATEGORIES[step.retitleCategory]!;
+          categoryTitle.set(id, step.title);
+          model.apply(put('category', { id, institution_id: INSTITUTION, title: step.title, description: '', created_at: 0, updated_at: 1 }));
+        } else {
+          const raw = { [step.key]: step.value, ordering: step.ordering, page: String(step.page), limit: String(step.limit) };
+          const query = schema.parse(raw);
+          const offset = (query.page - 1) * query.limit;
+          const got = search(model.table('shift', INSTITUTION), query, offset, query.limit, model);
+          const holds = (s: ShiftRecord) => {
+            const category = categoryOf.get(s.opportunity_id)!;
+            if (step.by === 'category.id') return same(category, step.value);
+            if (step.by === 'category.title') return same(categoryTitle.get(category)!, step.value);
+            return same(opportunityTitle.get(s.opportunity_id)!, step.value);
+          };
+          const matching = visible.filter(holds);
+          const expected = sortedBy(matching, step.ordering).slice(offset, offset + query.limit);
+          const context = `${JSON.stringify(raw)} after ${JSON.stringify(steps.slice(0, steps.indexOf(step)))}`;
+          if (got.count !== matching.length) throw new Error(`${context}: count ${got.count}, expected ${matching.length}`);
+          const table = model.table('shift', INSTITUTION)!;
+          const gotIds = got.rows.map((row) => table.record(row).id).join(',');
+          if (gotIds !== expected.map((r) => r.id).join(',')) throw new Error(`${context}: ids ${gotIds}, expected ${expected.map((r) => r.id).join(',')}`);
+          compared++;
+        }
+      }
+    }),
+    { numRuns: 200, seed: process.env.PROPERTY_SEED ? Number(process.env.PROPERTY_SEED) : undefined },
+  );
+  t.ok(compared >= 500, `${compared} searches compared with the brute-force model, between changes of what they go through`);
+});
