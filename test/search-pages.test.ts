@@ -20,7 +20,7 @@ import { rowTest } from '../src/query/row-bits.js';
 import { bitsFor, RankMatrix } from '../src/readmodel/rank-matrix.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { OrderRanks } from '../src/readmodel/order-ranks.js';
-import { SortedIndex } from '../src/readmodel/sorted-index.js';
+import { SortedIndex, ZONE_ALL, ZONE_NONE } from '../src/readmodel/sorted-index.js';
 import { searchSchema } from '../src/query/schema.js';
 import { search } from '../src/query/engine.js';
 import { tableDefs } from '../src/resources/index.js';
@@ -259,4 +259,25 @@ t.test('a test by stored values (a walk, a scan) passes over and takes exactly t
     { numRuns: 1000 },
   );
   t.equal(compared, 1000, 'walks and scans compared with a brute force');
+});
+
+t.test('a walk passes over a zone none of whose rows pass, before its page or within it, by either test', async (t) => {
+  const saved = SortedIndex.zoneRows;
+  t.teardown(() => {
+    SortedIndex.zoneRows = saved;
+  });
+  SortedIndex.zoneRows = 4;
+  // 32 positions in 8 zones of 4: the rows of the first and last zones pass, none of the six between.
+  const n = 32;
+  const passing = (p: number) => p < 4 || p >= 28;
+  const walk = { index: { order: Uint32Array.from({ length: n }, (_, p) => p) }, blocks: [0, n] } as unknown as Candidate;
+  const zones = (p: number) => (passing(p) ? ZONE_ALL : ZONE_NONE);
+  const byRows = (row: number) => passing(row);
+  const byPositions = new PositionTest([inCodes(Uint32Array.from({ length: n }, (_, p) => (passing(p) ? 1 : 0)), [1])]);
+  for (const [name, check] of [['rows tested', byRows], ['positions tested', byPositions]] as const) {
+    // The page starts in the first zone and ends in the last: six rows read (the first zone's four, then two), not 30.
+    t.same(walkPage(walk, check, false, 2, 4, 6, zones), [2, 3, 28, 29], `${name}: ascending, within a budget of 6 rows`);
+    t.same(walkPage(walk, check, true, 2, 4, 6, zones), [29, 28, 3, 2], `${name}: descending`);
+    t.equal(walkPage(walk, check, false, 2, 4, 5, zones), undefined, `${name}: a budget of 5 is too short`);
+  }
 });

@@ -5,7 +5,7 @@
  * rank matrix's k-th positions in the order; a sort of rows by their
  * positions in the order; a walk of the order testing each row.
  */
-import { SortedIndex, ZONE_ALL, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
+import { SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME, type ZoneTest } from '../readmodel/sorted-index.js';
 import { PositionTest } from './along.js';
 import type { Candidate, Check } from './candidates.js';
 import type { SearchResult } from './engine.js';
@@ -123,7 +123,8 @@ export function walkPage(
         if (zone !== ZONE_SOME) {
           const next = zoneEnd(p, end, descending);
           const passing = zone === ZONE_ALL ? Math.abs(next - p) : 0;
-          if (count + passing <= offset) {
+          // Passed over: a zone none of whose rows pass (wherever the page is), or all of whose rows lie before it.
+          if (zone === ZONE_NONE || count + passing <= offset) {
             count += passing;
             p = next;
             continue;
@@ -176,7 +177,7 @@ function walkByPositions(
       const next = zones === undefined ? end : zoneEnd(p, end, descending);
       const zone = zones === undefined ? ZONE_SOME : zones(p);
       const passing = zone === ZONE_ALL ? Math.abs(next - p) : 0;
-      if (zone !== ZONE_SOME && count + passing <= offset) {
+      if (zone === ZONE_NONE || (zone === ZONE_ALL && count + passing <= offset)) {
         count += passing;
         p = next;
         continue;
