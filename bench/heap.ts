@@ -31,7 +31,7 @@ interface Group {
  * calls the object), read as a stream: the file is larger than the longest
  * string V8 makes, so it cannot be parsed as one JSON text.
  */
-function census(file: string): { groups: Group[]; names: Map<number, string> } {
+function census(file: string): Census {
   const reader = new TextStream(file);
   const head = reader.upTo('"nodes":', true);
   const meta = (JSON.parse(`${head.slice(head.indexOf('{')).trim().replace(/,$/, '')}}`) as { snapshot: { meta: SnapshotMeta } }).snapshot.meta;
@@ -53,25 +53,37 @@ function census(file: string): { groups: Group[]; names: Map<number, string> } {
     group.bytes += node[sizeAt]!;
     node.length = 0;
   });
-  const top = [...groups.values()].sort((a, b) => b.count - a.count).slice(0, TOP).concat([...groups.values()].sort((a, b) => b.bytes - a.bytes).slice(0, TOP));
-  const wanted = new Set(top.flatMap((g) => (g.name === undefined ? [] : [g.name])));
+  const all = [...groups.values()];
+  const mostNumerous = [...all].sort((a, b) => b.count - a.count).slice(0, TOP);
+  const largest = [...all].sort((a, b) => b.bytes - a.bytes).slice(0, TOP);
+  // Only the names shown are read: the strings hold every id and text of the heap.
+  const wanted = new Set([...mostNumerous, ...largest].flatMap((g) => (g.name === undefined ? [] : [g.name])));
   reader.upTo('"strings":');
   reader.upTo('[');
   const names = reader.stringsAt(wanted);
-  return { groups: [...groups.values()], names };
+  reader.close();
+  const total = all.reduce((sum, g) => ({ count: sum.count + g.count, bytes: sum.bytes + g.bytes }), { count: 0, bytes: 0 });
+  return { total, mostNumerous, largest, names };
+}
+
+interface Census {
+  readonly total: { readonly count: number; readonly bytes: number };
+  readonly mostNumerous: readonly Group[];
+  readonly largest: readonly Group[];
+  /** The names of the groups shown, by their index in the snapshot's strings. */
+  readonly names: ReadonlyMap<number, string>;
 }
 
 const TOP = 12;
 
-function printCensus({ groups, names }: { groups: Group[]; names: Map<number, string> }): void {
-  const total = groups.reduce((sum, g) => ({ count: sum.count + g.count, bytes: sum.bytes + g.bytes }), { count: 0, bytes: 0 });
+function printCensus({ total, mostNumerous, largest, names }: Census): void {
   console.log(`heap snapshot: ${total.count.toLocaleString('en-US')} objects, ${mb(total.bytes)} (their own sizes)`);
   const line = (g: Group) =>
     `  ${g.count.toLocaleString('en-US').padStart(11)} ${mb(g.bytes).padStart(8)}  ${g.type}${g.name === undefined ? '' : ` ${(names.get(g.name) ?? '').slice(0, 60)}`}`;
   console.log('the most numerous:');
-  for (const g of [...groups].sort((a, b) => b.count - a.count).slice(0, TOP)) console.log(line(g));
+  for (const g of mostNumerous) console.log(line(g));
   console.log('the largest:');
-  for (const g of [...groups].sort((a, b) => b.bytes - a.bytes).slice(0, TOP)) console.log(line(g));
+  for (const g of largest) console.log(line(g));
 }
 
 interface SnapshotMeta {
@@ -90,13 +102,14 @@ class TextStream {
     this.fd = openSync(file, 'r');
   }
 
-  /** Read on; false at the end of the file (closed then). */
+  close(): void {
+    closeSync(this.fd);
+  }
+
+  /** Read on; false at the end of the file. */
   private more(): boolean {
     const n = readSync(this.fd, this.chunk, 0, this.chunk.length, null);
-    if (n === 0) {
-      closeSync(this.fd);
-      return false;
-    }
+    if (n === 0) return false;
     this.text = this.text.slice(this.at) + this.chunk.toString('latin1', 0, n);
     this.at = 0;
     return true;

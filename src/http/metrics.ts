@@ -92,7 +92,7 @@ export const metricsPlugin = fp(
 
     new Gauge({
       name: 'read_model_rank_matrix_bytes',
-      help: 'Bytes of the rank matrices made for searches read in another index\'s order, and of the positions walks read instead of columns (made as searches want them, within RANK_MATRIX_MB)',
+      help: 'Bytes of the rank matrices made for searches read in another index\'s order, and of the positions and codes walks read instead of columns (made as searches want them, within RANK_MATRIX_MB)',
       registers: [registry],
       collect() {
         this.set(model.rankBytes());

@@ -13,7 +13,7 @@ import type { Identified, ZoneRange } from '../readmodel/sorted-index.js';
 import type { Table } from '../readmodel/table.js';
 import { MICROS_PER_DAY } from '../time.js';
 import type { SearchView } from './engine.js';
-import type { MatchParam, ParamDef, RangeParam, ResourceDef, SearchableTable } from './resource.js';
+import type { ParamDef, RangeParam, Relation, ResourceDef, SearchableTable } from './resource.js';
 import type { Filter, Operator } from './schema.js';
 
 export interface RangeConstraint {
@@ -95,9 +95,8 @@ export function constraintsOf<R extends Identified>(
 ): Constraints | undefined {
   const constraints: Constraint[] = [];
   const byColumn = new Map<string, RangeConstraint | CodesConstraint>();
-  const grouped = new Map<string, Map<string, string>>();
-  /** Groups with a value given that no postings hold. */
-  const unposted = new Set<string>();
+  /** Per group, the values given, and whether the postings hold every one of them. */
+  const grouped = new Map<string, { readonly wanted: Map<string, string>; posted: boolean }>();
   let id: string | undefined;
   let none = false;
   const range = (column: string, lo: number, hi: number) => {
@@ -129,10 +128,10 @@ export function constraintsOf<R extends Identified>(
         if (param.value !== undefined) constraints.push({ kind: 'rows', rows: postingOf(table, param.name, wanted) });
         if (param.group !== undefined) {
           // The group's test holds the rows to one item (a question's id and answer together).
-          const values = grouped.get(param.group) ?? new Map<string, string>();
-          values.set(param.name, wanted);
-          grouped.set(param.group, values);
-          if (param.value === undefined) unposted.add(param.group);
+          let group = grouped.get(param.group);
+          if (group === undefined) grouped.set(param.group, (group = { wanted: new Map(), posted: true }));
+          group.wanted.set(param.name, wanted);
+          group.posted &&= param.value !== undefined;
         } else if (param.primaryKey) {
           if (id !== undefined && id !== wanted) none = true;
           id = wanted;
@@ -153,11 +152,11 @@ export function constraintsOf<R extends Identified>(
       }
     }
   }
-  for (const [group, wanted] of grouped) {
+  for (const [group, { wanted, posted }] of grouped) {
     // One of a group's values, held in the postings: its rows are those holding it, exactly (the test would read every
     // record the others leave, for nothing: in a profile of the random mix over HTTP, group tests were 2.5 % of the
     // server's time).
-    if (wanted.size === 1 && !unposted.has(group)) continue;
+    if (wanted.size === 1 && posted) continue;
     const matches = groups?.[group] as ((record: R, wanted: ReadonlyMap<string, string>, view: SearchView) => boolean) | undefined;
     if (!matches) throw new Error(`no group ${group}`);
     constraints.push({ kind: 'test', test: (row) => matches(table.record(row), wanted, view) });
@@ -175,7 +174,7 @@ function postingOf<R extends Identified>(table: Table<R>, param: string, wanted:
 
 /** The related codes a table's relation filters found, by relation and value: valid while none of the tables read changes. */
 interface FoundCodes {
-  /** The tables the relation reads, in order: the related one, and those its own relation reads (`category.title` of shifts through opportunities' through categories). */
+  /** The tables the relation reads, in order: the related one, and those its own relation reads (see relationSteps). */
   readonly tables: readonly Table<Identified>[];
   /** Their `changes` then, and last the searched table's (whose codes of the related ids were looked up). */
   readonly changes: readonly number[];
@@ -186,18 +185,42 @@ const foundCodes = new WeakMap<object, Map<string, FoundCodes>>();
 /** Values remembered per table, beyond which it starts again (a cache, not a record of every value asked for). */
 const FOUND_CODES_KEPT = 1024;
 
-type Through<R extends Identified> = NonNullable<MatchParam<R>['through']>;
+/** One step of a relation: the related table's declaration, and the parameter of it the relation filters by. */
+interface RelationStep {
+  readonly related: SearchableTable;
+  readonly param: ParamDef<Identified> | undefined;
+}
+
+const stepsOf = new WeakMap<Relation, readonly RelationStep[]>();
+
+/**
+ * The steps a relation filter reads, in order: the related table, and those its own relation reads (`category.title`
+ * of shifts goes through opportunities, then categories). Found once per relation (declarations refer to each other
+ * through functions, so not when they are made).
+ */
+function relationSteps(through: Relation): readonly RelationStep[] {
+  let steps = stepsOf.get(through);
+  if (steps === undefined) {
+    const found: RelationStep[] = [];
+    for (let next: Relation | undefined = through; next !== undefined; ) {
+      const related = next.table();
+      const name = next.param;
+      const param = related.params.find((p) => p.name === name) as ParamDef<Identified> | undefined;
+      found.push({ related, param });
+      next = param !== undefined && 'through' in param ? param.through : undefined;
+    }
+    stepsOf.set(through, (steps = found));
+  }
+  return steps;
+}
 
 /** The tables a relation filter reads, in order (none when one of them has no records of the institution yet). */
-function tablesRead(institution: string, through: Through<Identified>, view: SearchView): Table<Identified>[] | undefined {
+function tablesRead(institution: string, steps: readonly RelationStep[], view: SearchView): Table<Identified>[] | undefined {
   const tables: Table<Identified>[] = [];
-  for (let next: Through<Identified> | undefined = through; next !== undefined; ) {
-    const related = next.table();
+  for (const { related } of steps) {
     const other = view.table(related.kind, institution) as Table<Identified> | undefined;
     if (!other) return undefined;
     tables.push(other);
-    const param = related.params.find((p) => p.name === next!.param) as MatchParam<Identified> | undefined;
-    next = param?.through;
   }
   return tables;
 }
@@ -210,15 +233,16 @@ function tablesRead(institution: string, through: Through<Identified>, view: Sea
  * each time, were 2.5 % of the server's time in a profile of the random mix
  * over HTTP).
  */
-function relatedCodes<R extends Identified>(table: Table<R>, through: Through<R>, wanted: string, view: SearchView): readonly number[] {
-  const tables = tablesRead(table.institution, through as Through<Identified>, view);
+function relatedCodes<R extends Identified>(table: Table<R>, through: Relation, wanted: string, view: SearchView): readonly number[] {
+  const steps = relationSteps(through);
+  const tables = tablesRead(table.institution, steps, view);
   if (!tables) return [];
   let found = foundCodes.get(table);
   if (found === undefined) foundCodes.set(table, (found = new Map()));
   const key = `${through.symbol}\u0000${through.param}\u0000${wanted}`;
   const known = found.get(key);
   if (known !== undefined && sameState(known, tables, table.changes)) return known.codes;
-  const codes = relatedCodesNow(table, tables[0]!, through, wanted, view);
+  const codes = relatedCodesNow(table, tables[0]!, through.symbol, steps[0]!, wanted, view);
   if (found.size >= FOUND_CODES_KEPT) found.clear();
   found.set(key, { tables, changes: [...tables.map((t) => t.changes), table.changes], codes });
   return codes;
@@ -230,15 +254,20 @@ function sameState(known: FoundCodes, tables: readonly Table<Identified>[], chan
   return true;
 }
 
-function relatedCodesNow<R extends Identified>(table: Table<R>, other: Table<Identified>, through: Through<R>, wanted: string, view: SearchView): number[] {
-  const related = through.table();
-  const param = related.params.find((p) => p.name === through.param) as ParamDef<Identified> | undefined;
+function relatedCodesNow<R extends Identified>(
+  table: Table<R>,
+  other: Table<Identified>,
+  symbol: string,
+  { related, param }: RelationStep,
+  wanted: string,
+  view: SearchView,
+): number[] {
   if (!param) return [];
   const found = constraintsOf([{ param, op: 'eq', value: wanted, sent: param.name }], other, view, related.groups);
   if (!found) return [];
   const out: number[] = [];
   const add = (row: number) => {
-    const code = table.code(through.symbol, other.idOf(row));
+    const code = table.code(symbol, other.idOf(row));
     if (code !== undefined) out.push(code);
   };
   if (found.id !== undefined) {
