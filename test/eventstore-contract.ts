@@ -87,6 +87,22 @@ export function eventStoreContract(t: Test, name: string, harness: ContractHarne
       t.same(await store.head(), result.position, 'head is the last position');
     });
 
+    t.test('a stream read a page at a time', async (t) => {
+      const s = stream();
+      const events = Array.from({ length: 7 }, (_, i) => event('A', { i }));
+      await store.append(s, events, 'no_stream');
+      const pages: number[][] = [];
+      for (let from = 0; ; ) {
+        const page = await store.readStream(s, from, 3);
+        if (page.length === 0) break;
+        pages.push(page.map((e) => e.revision));
+        from = page[page.length - 1]!.revision + 1;
+      }
+      t.same(pages, [[0, 1, 2], [3, 4, 5], [6]], 'at most maxCount events, in revision order, from the revision asked for');
+      t.same((await store.readStream(s, 0, 100)).map((e) => e.id), events.map((e) => e.id), 'a page longer than the stream: all of it');
+      t.same(await store.readStream(stream(), 0, 3), [], 'a missing stream: empty');
+    });
+
     t.test('expected revision', async (t) => {
       const s = stream();
       await store.append(s, [event()], 'no_stream');

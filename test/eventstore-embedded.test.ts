@@ -291,6 +291,9 @@ t.test("an import's put-off stream entries: its streams read, looked up and appe
   t.same((await store.readStream('a')).map((e) => [e.revision, e.data]), [[0, { i: 0 }], [1, { i: 1 }]], 'a: its written event, then its put-off one');
   t.same((await store.readStream('b', 1)).map((e) => e.data), [{ i: 3 }], 'b from revision 1');
   t.same((await store.readStream('c')).map((e) => e.revision), [0]);
+  t.same((await store.readStream('a', 0, 1)).map((e) => e.revision), [0], 'a page of a: its written event alone');
+  t.same((await store.readStream('a', 1, 1)).map((e) => e.revision), [1], 'the next page: the put-off one');
+  t.same((await store.readStream('b', 0, 1)).map((e) => e.revision), [0], 'a page of put-off events: at most maxCount');
   // An append looks b up: the entries are written first, and b goes on at revision 2.
   t.same(await store.append('b', [event(5)], 1), { nextRevision: 2, position: { commit: 6n, prepare: 6n } });
   const b3 = (await store.readStream('b'))[1]!;

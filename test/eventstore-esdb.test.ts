@@ -46,7 +46,7 @@ function prefixed(store: EsdbEventStore, prefix: string): EsdbEventStore {
       }),
     appendMany: (appends: Parameters<EsdbEventStore['appendMany']>[0]) =>
       store.appendMany([...appends].map((a) => ({ ...a, stream: p(a.stream) }))),
-    readStream: async (stream: string, fromRevision?: number) => (await store.readStream(p(stream), fromRevision)).map(strip),
+    readStream: async (stream: string, fromRevision?: number, maxCount?: number) => (await store.readStream(p(stream), fromRevision, maxCount)).map(strip),
     readAll: async (...args: Parameters<EsdbEventStore['readAll']>) => (await store.readAll(...args)).map(strip),
     close: () => store.close(),
   });

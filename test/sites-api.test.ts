@@ -132,8 +132,8 @@ for (const name of ['embedded log', 'EventStoreDB stand-in'] as const) {
      */
     function interleaving(store: EventStore, conflicts: { count: number }): EventStore {
       return Object.assign(Object.create(store) as EventStore, {
-        async readStream(stream: string) {
-          const events = await store.readStream(stream);
+        async readStream(...args: Parameters<EventStore['readStream']>) {
+          const events = await store.readStream(...args);
           await new Promise((resolve) => setImmediate(resolve));
           return events;
         },

@@ -3,7 +3,9 @@
  * command reads only the registry events appended since the last one it
  * folded, so its cost does not grow with the registry's history; another
  * replica's appends are folded in before deciding (and a conflict is
- * decided again); an Idempotency-Key is remembered for 24 hours.
+ * decided again); an Idempotency-Key is remembered for 24 hours. A
+ * registry's first fold reads its history a page at a time, letting other
+ * work run between pages, and can be made ahead of the first command.
  */
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
@@ -23,14 +25,29 @@ const create = (titles: string[], idempotency?: { key: string; sha256: string })
   ...(idempotency ? { idempotency } : {}),
 });
 
-/** The store, recording the revision each registry read starts from. */
-function recording(store: EventStore, reads: number[]): EventStore {
+/** The store, recording the revision each registry read starts from (and calling `onRead` before each). */
+function recording(store: EventStore, reads: number[], onRead?: () => void): EventStore {
   return Object.assign(Object.create(store) as EventStore, {
-    readStream: (stream: string, fromRevision?: number) => {
-      if (stream.startsWith('site-registry-')) reads.push(fromRevision ?? 0);
-      return store.readStream(stream, fromRevision);
+    readStream: (stream: string, fromRevision?: number, maxCount?: number) => {
+      if (stream.startsWith('site-registry-')) {
+        reads.push(fromRevision ?? 0);
+        onRead?.();
+      }
+      return store.readStream(stream, fromRevision, maxCount);
     },
   });
+}
+
+/** A count of the turns the event loop gave other work (a callback queued again and again with setImmediate), until stopped. */
+function turnsCounter(): { readonly turns: () => number; stop(): void } {
+  let turns = 0;
+  let stopped = false;
+  const turn = () => {
+    turns++;
+    if (!stopped) setImmediate(turn);
+  };
+  setImmediate(turn);
+  return { turns: () => turns, stop: () => void (stopped = true) };
 }
 
 t.test('a command folds only the registry events appended since the last', async (t) => {
@@ -68,4 +85,57 @@ t.test('an Idempotency-Key is remembered for 24 hours after its request', async 
   t.same(await handler.execute(RIVERSIDE, create(['West depot'], key)), { ...first, replayed: true }, 'within 24 hours: the first answer again');
   now += 120_000;
   t.match(await handler.execute(RIVERSIDE, create(['West depot'], key)), { status: 400, detail: /already exists/ }, 'after: decided as a new request');
+});
+
+t.test('the first fold reads the registry a page at a time, and other work runs between pages', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const writer = new SitesCommandHandler(app.runtime.store, app.runtime.projector);
+  for (let i = 0; i < 10; i++) t.match(await writer.execute(RIVERSIDE, create([`Depot ${i}`])), { status: 201 });
+  const length = (await app.runtime.store.readStream(`site-registry-${RIVERSIDE}`)).length;
+  t.ok(length >= 10);
+
+  const reads: number[] = [];
+  const turnsAtRead: number[] = [];
+  const counter = turnsCounter();
+  t.teardown(() => counter.stop());
+  const reader = new SitesCommandHandler(
+    recording(app.runtime.store, reads, () => turnsAtRead.push(counter.turns())),
+    app.runtime.projector,
+    Date.now,
+    4,
+  );
+  t.match(await reader.execute(RIVERSIDE, create(['depot 0'])), { status: 400, detail: /already exists/ }, 'a site of the first page is known');
+  t.match(await reader.execute(RIVERSIDE, create(['DEPOT 9'])), { status: 400, detail: /already exists/ }, 'and one of the last');
+  const pages = Math.floor(length / 4) + 1;
+  t.same(reads.slice(0, pages), Array.from({ length: pages }, (_, k) => 4 * k), 'pages of 4 events, each from where the last ended');
+  t.same(reads.slice(pages), [length], 'the next command reads only what came after');
+  for (let k = 1; k < pages; k++) t.ok(turnsAtRead[k]! > turnsAtRead[k - 1]!, `other work ran between pages ${k} and ${k + 1}`);
+});
+
+t.test('foldAll folds registries ahead of their first command, and stops when told', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const writer = new SitesCommandHandler(app.runtime.store, app.runtime.projector);
+  for (let i = 0; i < 6; i++) t.match(await writer.execute(RIVERSIDE, create([`Yard ${i}`])), { status: 201 });
+  const length = (await app.runtime.store.readStream(`site-registry-${RIVERSIDE}`)).length;
+
+  const reads: number[] = [];
+  const ahead = new SitesCommandHandler(recording(app.runtime.store, reads), app.runtime.projector, Date.now, 4);
+  await ahead.foldAll([RIVERSIDE], new AbortController().signal);
+  t.equal(reads.at(-1), 4 * Math.floor(length / 4), 'folded to the end of the stream');
+  reads.length = 0;
+  t.match(await ahead.execute(RIVERSIDE, create(['yard 5'])), { status: 400, detail: /already exists/ });
+  t.same(reads, [length], 'its first command reads only what came after');
+
+  const stopped = new AbortController();
+  const stopping: number[] = [];
+  const told = new SitesCommandHandler(recording(app.runtime.store, stopping, () => stopped.abort()), app.runtime.projector, Date.now, 4);
+  await told.foldAll([RIVERSIDE, RIVERSIDE], stopped.signal);
+  t.same(stopping, [0], 'stopped after the page under way');
+  await told.foldAll([RIVERSIDE], stopped.signal);
+  t.same(stopping, [0], 'and nothing once stopped');
+  stopping.length = 0;
+  t.match(await told.execute(RIVERSIDE, create(['YARD 0'])), { status: 400, detail: /already exists/ }, 'a command goes on from where the fold stopped');
+  t.same(stopping.slice(0, 2), [4, 8], 'from the page after the one folded');
 });

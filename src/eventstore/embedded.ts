@@ -557,22 +557,28 @@ export class EmbeddedEventStore implements EventStore {
     return undefined;
   }
 
-  readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {
-    return this.use(() => this.readStreamSync(stream, fromRevision));
+  readStream(stream: string, fromRevision = 0, maxCount = Infinity): Promise<RecordedEvent[]> {
+    return this.use(() => this.readStreamSync(stream, fromRevision, maxCount));
   }
 
-  private readStreamSync(stream: string, fromRevision: number): RecordedEvent[] {
+  private readStreamSync(stream: string, fromRevision: number, maxCount: number): RecordedEvent[] {
     const out: RecordedEvent[] = [];
+    let listed = 0;
     for (const { value: position } of this.streams.getRange({
       start: [stream, fromRevision],
       end: [stream, Number.MAX_SAFE_INTEGER],
+      ...(maxCount === Infinity ? {} : { limit: maxCount }),
     })) {
+      listed++;
       const stored = this.events.get(position);
       if (stored) out.push(recorded(position, stored));
     }
-    // Events whose entries lag (an import's, put off) come after every listed one of their stream.
+    // Events whose entries lag (an import's, put off) come after every listed one of their stream: after a full page
+    // of listed ones, they are in a later page.
+    if (listed >= maxCount) return out;
     const lagging = this.laggingOf(stream, fromRevision);
-    return lagging.length === 0 ? out : [...out.filter((e) => !lagging.some((l) => l.position.commit === e.position.commit)), ...lagging];
+    if (lagging.length === 0) return out;
+    return [...out.filter((e) => !lagging.some((l) => l.position.commit === e.position.commit)), ...lagging].slice(0, maxCount);
   }
 
   readAll(from: Position, maxCount: number): Promise<RecordedEvent[]> {

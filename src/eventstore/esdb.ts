@@ -161,10 +161,14 @@ export class EsdbEventStore implements EventStore {
     return { position: last, tookKnown: false };
   }
 
-  async readStream(stream: string, fromRevision = 0): Promise<RecordedEvent[]> {
+  async readStream(stream: string, fromRevision = 0, maxCount = Infinity): Promise<RecordedEvent[]> {
     return this.call(() =>
       this.collect(
-        this.client.readStream(stream, { direction: db().FORWARDS, fromRevision: fromRevision > 0 ? BigInt(fromRevision) : db().START }),
+        this.client.readStream(stream, {
+          direction: db().FORWARDS,
+          fromRevision: fromRevision > 0 ? BigInt(fromRevision) : db().START,
+          ...(maxCount === Infinity ? {} : { maxCount }),
+        }),
       ).catch(notFoundAsEmpty),
     );
   }

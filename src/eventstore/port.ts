@@ -131,8 +131,11 @@ export interface EventStore {
    * other adapters append stream by stream.
    */
   appendMany(appends: Iterable<StreamAppend>, options?: AppendManyOptions): Promise<AppendManyResult>;
-  /** The events of one stream in revision order, from `fromRevision` (0 by default); empty when the stream does not exist. */
-  readStream(stream: string, fromRevision?: number): Promise<RecordedEvent[]>;
+  /**
+   * The events of one stream in revision order, from `fromRevision` (0 by default), at most `maxCount` of them (all by
+   * default); empty when the stream does not exist.
+   */
+  readStream(stream: string, fromRevision?: number, maxCount?: number): Promise<RecordedEvent[]>;
   /** Up to `maxCount` events after `from` (exclusive), in log order. */
   readAll(from: Position, maxCount: number): Promise<RecordedEvent[]>;
   /** The position of the last event in the log, or startOfLog. */

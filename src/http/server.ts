@@ -1,4 +1,5 @@
 /** The HTTP server: a Fastify instance around the app plugin. */
+import { setTimeout as sleep } from 'node:timers/promises';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Runtime } from '../runtime.js';
 import { SitesCommandHandler } from '../commands/handler.js';
@@ -88,6 +89,23 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   // Not while the read model loads (it would slow the load, and be made again as more records come).
   const background = workInBackground(runtime.model, readiness && (() => readiness.ready()));
   server.addHook('onClose', async () => background.stop());
+  // Every institution's sites registry folded once the read model is ready, ahead of its first command (the first
+  // fold reads the registry's whole history).
+  const folding = new AbortController();
+  let foldingAll: Promise<void> | undefined;
+  server.addHook('onReady', async () => {
+    foldingAll = (async () => {
+      while (!(readiness?.ready() ?? true)) {
+        await sleep(100);
+        if (folding.signal.aborted) return;
+      }
+      await commands.foldAll(Array.from(runtime.model.records('institution'), (institution) => institution.id), folding.signal);
+    })();
+  });
+  server.addHook('onClose', async () => {
+    folding.abort();
+    await foldingAll;
+  });
   // Webhook deliveries run beside the server: from when it is ready until it closes (before the log does).
   const deliverer = new Deliverer({ ...runtime, settings, secrets, log: logger, ready: readiness && (() => readiness.ready()) });
   server.addHook('onReady', async () => deliverer.start());
