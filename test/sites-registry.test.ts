@@ -12,7 +12,7 @@ import t from 'tap';
 import { IDEMPOTENCY_RETENTION_MS, SitesCommandHandler } from '../src/commands/handler.js';
 import type { BulkCreateSites } from '../src/commands/sites.js';
 import type { EventStore } from '../src/eventstore/port.js';
-import { startApp } from './helpers.js';
+import { DEMO_KEY, startApp } from './helpers.js';
 
 const RIVERSIDE = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
 
@@ -138,4 +138,31 @@ t.test('foldAll folds registries ahead of their first command, and stops when to
   stopping.length = 0;
   t.match(await told.execute(RIVERSIDE, create(['YARD 0'])), { status: 400, detail: /already exists/ }, 'a command goes on from where the fold stopped');
   t.same(stopping.slice(0, 2), [4, 8], 'from the page after the one folded');
+});
+
+t.test('the server folds every institution’s registry once it is ready, before any command', async (t) => {
+  const reads: string[] = [];
+  const app = await startApp({
+    fixtures: ['demo.ndjson'],
+    commandStore: (store) =>
+      Object.assign(Object.create(store) as EventStore, {
+        readStream: (stream: string, fromRevision?: number, maxCount?: number) => {
+          if (stream.startsWith('site-registry-')) reads.push(`${stream.slice('site-registry-'.length)} ${fromRevision ?? 0}`);
+          return store.readStream(stream, fromRevision, maxCount);
+        },
+      }),
+  });
+  t.teardown(() => app.close());
+  for (let waited = 0; waited < 5_000 && !reads.includes(`${RIVERSIDE} 0`); waited += 20) await new Promise((resolve) => setTimeout(resolve, 20));
+  t.ok(reads.includes(`${RIVERSIDE} 0`), 'the registry was read from its start with no command sent');
+  const length = (await app.runtime.store.readStream(`site-registry-${RIVERSIDE}`)).length;
+  reads.length = 0;
+  const res = await app.server.inject({
+    method: 'POST',
+    url: '/api/sites/bulk-create/',
+    headers: { 'api-key': DEMO_KEY, 'content-type': 'application/json' },
+    payload: { sites: [{ title: 'Folded ahead' }] },
+  });
+  t.equal(res.statusCode, 201);
+  t.same(reads, [`${RIVERSIDE} ${length}`], 'the first command reads only what came after');
 });
