@@ -662,7 +662,10 @@ if (PRIOR > 0) {
     if (res.status !== 201) throw new Error(`bulk-create: ${res.status}`);
     return performance.now() - t0;
   };
-  for (let k = 0; k < 20; k++) await post(k); // the first folds the history once
+  // The first folds what was appended since the server folded the registry when it became ready (on a fresh directory,
+  // the whole history), a page at a time between other requests: its time is printed, not judged.
+  const first = await post(0);
+  for (let k = 1; k < 20; k++) await post(k);
   const times: number[] = [];
   for (let k = 0; k < 300; k++) times.push(await post(k));
   times.sort((a, b) => a - b);
@@ -670,7 +673,7 @@ if (PRIOR > 0) {
   const p99 = times[296]!;
   report(
     `sites bulk-create after ${fmt(PRIOR)} prior requests (300, one at a time, with the client)`,
-    `p50 ${fmt(p50, 2)} ms, p99 ${fmt(p99, 2)} ms`,
+    `p50 ${fmt(p50, 2)} ms, p99 ${fmt(p99, 2)} ms (the first, folding what was appended since the server started: ${fmt(first)} ms)`,
     verdict(p50 <= 5 * scale && p99 <= 20 * scale, `p50 ≤ ${fmt(5 * scale, 1)} ms, p99 ≤ ${fmt(20 * scale, 1)} ms (5 and 20 ms at 30 µs)`),
   );
 }
