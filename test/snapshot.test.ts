@@ -311,7 +311,7 @@ t.test('a load lets go of the pages it read as it goes, and loads the same', asy
   for (let i = 0; i < 3000; i++) live.apply(put('shift', shift(i, i % 2 ? '00000000-0000-4000-8000-00000000000a' : '00000000-0000-4000-8000-00000000000b')));
   live.flush();
   await disk.writeSnapshot(live.byKind(), live.tablesToSave(), at(5));
-  // More than 10,000 changes: the journal is read in pages of 1,000 and the load yields every 10,000, so the
+  // More than 10,000 changes: the journal is read in pages of 1,000 and the load yields every 1,000, so the
   // environment is opened again while the journal is half read.
   await disk.write(Array.from({ length: 12_000 }, (_, i) => (i % 5 ? put('shift', { ...shift(i), spots: 7 }) : remove('shift', shift(i).id))), [], at(6));
   const release = ReadModelStore.loadReleaseBytes;
@@ -320,7 +320,7 @@ t.test('a load lets go of the pages it read as it goes, and loads the same', asy
   const persisted = disk.persisted();
   let released = 0;
   const model = new ReadModel(tableDefs);
-  // A slice per step: the environment is opened again after each (tables, chunks, every 10,000 changes).
+  // A slice per step: the environment is opened again after each (tables, chunks, every 1,000 changes).
   await model.loadPersistedInSlices({ ...persisted, between: async () => void (released += (await persisted.between!()) ? 1 : 0) }, undefined, 0);
   t.ok(released >= 4, `the environment opened again ${released} times during the load`);
   const reference = new ReadModel(tableDefs);
