@@ -13,7 +13,7 @@
  *
  * The first fold of a registry reads its whole history: a page of events at
  * a time, letting other work run between pages (a registry of 100,000 past
- * requests read in one go held every request of the server for 1.3-2.2 s),
+ * requests read in one go held every request of the server for 2-3 s),
  * and once the server is ready, every institution's is folded ahead of its
  * first command (`foldAll`).
  */

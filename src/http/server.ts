@@ -90,11 +90,11 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   const background = workInBackground(runtime.model, readiness && (() => readiness.ready()));
   server.addHook('onClose', async () => background.stop());
   // Every institution's sites registry folded once the read model is ready, ahead of its first command (the first
-  // fold reads the registry's whole history).
+  // fold reads the registry's whole history). Stopped at close after the page under way, without waiting for it (a
+  // read that fails as the log closes is left to a command to meet again: there will be none).
   const folding = new AbortController();
-  let foldingAll: Promise<void> | undefined;
   server.addHook('onReady', async () => {
-    foldingAll = (async () => {
+    void (async () => {
       while (!(readiness?.ready() ?? true)) {
         await sleep(100);
         if (folding.signal.aborted) return;
@@ -102,10 +102,7 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
       await commands.foldAll(Array.from(runtime.model.records('institution'), (institution) => institution.id), folding.signal);
     })();
   });
-  server.addHook('onClose', async () => {
-    folding.abort();
-    await foldingAll;
-  });
+  server.addHook('onClose', async () => folding.abort());
   // Webhook deliveries run beside the server: from when it is ready until it closes (before the log does).
   const deliverer = new Deliverer({ ...runtime, settings, secrets, log: logger, ready: readiness && (() => readiness.ready()) });
   server.addHook('onReady', async () => deliverer.start());
