@@ -14,8 +14,11 @@
  * go, and the fragments in them (stale versions first of all: they are
  * never read again) are made again when next asked for. Bytes once written
  * are never overwritten, so a view of a chunk handed out stays valid after
- * its chunk has left the arena.
+ * its chunk has left the arena. The chunks are shared memory (big-arrays.ts:
+ * the arena turns over as records change): a page's runs are copied into
+ * its body, and one row's fragment is given as a copy.
  */
+import { bufferOf, int32s } from '../big-arrays.js';
 
 const COMMA = 0x2c;
 
@@ -84,7 +87,7 @@ export class FragmentArena {
       this.held -= this.chunks.shift()!.length;
       this.first++;
     }
-    const chunk = Buffer.allocUnsafeSlow(size);
+    const chunk = bufferOf(size);
     this.chunks.push(chunk);
     this.held += size;
     this.used = 0;
@@ -134,7 +137,7 @@ export class FragmentStore {
    * `takeGrown`.
    */
   growAhead(capacity: number): void {
-    this.next = { ints: new Int32Array(capacity * I32_PER_ENTRY), capacity, filled: 0 };
+    this.next = { ints: int32s(capacity * I32_PER_ENTRY), capacity, filled: 0 };
   }
 
   /** Fill the bigger memory's entries of rows below `to` (rows past the current capacity: none made yet). */
@@ -179,6 +182,7 @@ export class FragmentStore {
    * The fragments of `rows` in order, each followed by a comma, as few
    * views of the chunks as they lie in (a run of rows stored one after the
    * other is one view). A row not made at `stamp` is made with `json`.
+   * Views of shared memory: copied into a body, never sent as they are.
    */
   runs(rows: readonly number[], stamp: number, json: (row: number) => string): Buffer[] {
     const out: Buffer[] = [];
@@ -207,12 +211,13 @@ export class FragmentStore {
     return out;
   }
 
-  /** One row's fragment, without its comma. */
+  /** One row's fragment, without its comma, copied out of the arena. */
   one(row: number, stamp: number, json: (row: number) => string): Buffer {
     this.ensure(row, stamp, json);
     const at = row * I32_PER_ENTRY;
     const offset = this.ints[at + OFFSET]!;
-    return this.arena.chunk(this.ints[at + CHUNK]!).subarray(offset, offset + this.ints[at + LENGTH]! - 1);
+    // (Fastify sends a Buffer over shared memory as a JSON object, not as its bytes.)
+    return Buffer.from(this.arena.chunk(this.ints[at + CHUNK]!).subarray(offset, offset + this.ints[at + LENGTH]! - 1));
   }
 
   private ensure(row: number, stamp: number, json: (row: number) => string): void {

@@ -11,6 +11,7 @@ import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
 import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableOf, Table, type TableSchema, type TableToSave } from './table.js';
+import { uint32s } from '../big-arrays.js';
 
 export interface TableDef<R> extends TableSchema<R> {
   /** Whether a record appears in lists and searches (default: always). */
@@ -551,7 +552,7 @@ export class ReadModel implements JsonView {
 
   private *tablesToSaveOf(kind: Kind, byInstitution: ReadonlyMap<string, Table<AnyRecord>>): Iterable<TableToSaveOf | undefined> {
     const places = new Map<Table<AnyRecord>, { placeOf: Uint32Array; next: number }>();
-    for (const table of byInstitution.values()) places.set(table, { placeOf: new Uint32Array(table.rowCount), next: 0 });
+    for (const table of byInstitution.values()) places.set(table, { placeOf: uint32s(table.rowCount), next: 0 });
     let listed = 0;
     for (const record of this.maps[kind].values()) {
       if (++listed % PLACES_A_PIECE === 0) yield undefined;

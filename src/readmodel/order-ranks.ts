@@ -29,6 +29,7 @@
  */
 import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
+import { uint32s } from '../big-arrays.js';
 
 /**
  * What is made: the rank matrix of `from` by positions in `order`; the plain
@@ -163,7 +164,7 @@ class AlongBuilder implements Builder {
     private readonly source: Uint32Array | Float64Array,
     private readonly rows: Uint32Array,
   ) {
-    this.out = new Uint32Array(rows.length);
+    this.out = uint32s(rows.length);
   }
 
   step(): boolean {
@@ -192,7 +193,7 @@ export class OrderRanks {
    * live import, a full collection of the heap every few seconds (V8 starts one for each 64 MB of memory outside its
    * heap). Not counted in the matrices' budget.
    */
-  private scratch: [Uint32Array<ArrayBuffer>, Uint32Array<ArrayBuffer>] | undefined;
+  private scratch: [Uint32Array, Uint32Array] | undefined;
   private lastChange = -Infinity;
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
   private wastedInARow = 0;
@@ -342,7 +343,7 @@ export class OrderRanks {
     }
     const n = from.size;
     // (One matrix is built at a time: the last one's memory is free. A 16th more, for a table that grows a little.)
-    if (this.scratch === undefined || this.scratch[0].length < n) this.scratch = [new Uint32Array(n + (n >>> 4)), new Uint32Array(n + (n >>> 4))];
+    if (this.scratch === undefined || this.scratch[0].length < n) this.scratch = [uint32s(n + (n >>> 4)), uint32s(n + (n >>> 4))];
     const values = this.scratch[0].subarray(0, n);
     for (let p = 0; p < n; p++) values[p] = ranks[rows[p]!]!;
     this.building = { ...versions, builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n)) };

@@ -31,6 +31,7 @@ import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
 import { decodeFeedBlock, feedBlock, feedBlocks, feedEnd, feedKey, feedStart } from './feed-codec.js';
 import type { Persisted, SavedTableOf, TableToSaveOf } from './model.js';
 import { decodeChunk, decodeTable, encodeChunksInPieces, encodeTableInPieces, PartsMemory, Room } from './snapshot-codec.js';
+import { unshared } from '../big-arrays.js';
 
 /** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
 const SHARED_STRUCTURES = Symbol.for('structures');
@@ -477,12 +478,12 @@ export class ReadModelStore implements FeedStore {
     const chunkNumbers = new Map<Kind, number>();
     let records = 0;
     return {
-      table: (kind, institution, buffer) => slot.tables.put([kind, institution], buffer),
+      table: (kind, institution, buffer) => slot.tables.put([kind, institution], unshared(buffer)),
       chunk: (kind, buffer, count) => {
         const number = chunkNumbers.get(kind) ?? 0;
         chunkNumbers.set(kind, number + 1);
         records += count;
-        return slot.snapshot.put([kind, number], buffer);
+        return slot.snapshot.put([kind, number], unshared(buffer));
       },
       records: () => records,
     };

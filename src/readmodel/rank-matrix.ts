@@ -9,6 +9,7 @@
  * Built a piece of a level at a time (`RankMatrixBuilder.step`), so that a
  * build can yield to requests between pieces.
  */
+import { uint32s } from '../big-arrays.js';
 
 /** Ones in a 32-bit word. */
 function popcount(x: number): number {
@@ -143,7 +144,7 @@ export class RankMatrixBuilder {
   constructor(
     values: Uint32Array,
     private readonly bits: number,
-    next = new Uint32Array(values.length),
+    next = uint32s(values.length),
   ) {
     this.current = values;
     this.next = next;
@@ -162,7 +163,7 @@ export class RankMatrixBuilder {
       this.zeros = zeros;
       this.counted = end;
       if (end === n) {
-        this.words = new Uint32Array((n >>> 5) + 1);
+        this.words = uint32s((n >>> 5) + 1);
         this.nextOne = zeros;
       }
       return false;
@@ -184,7 +185,7 @@ export class RankMatrixBuilder {
     this.nextOne = o;
     this.split = end;
     if (end < n) return false;
-    const before = new Uint32Array(words.length);
+    const before = uint32s(words.length);
     let ones = 0;
     for (let w = 0; w < words.length; w++) {
       before[w] = ones;

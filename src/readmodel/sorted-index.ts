@@ -8,6 +8,7 @@
  * for ids on full ties.
  */
 import { runThrough } from './pieces.js';
+import { float64s, uint32s } from '../big-arrays.js';
 
 export interface Identified {
   readonly id: string;
@@ -159,7 +160,7 @@ export class SortedIndex {
       // (Rows not in the index read 0, as in a new array.)
       positions = spare;
       positions.fill(0);
-    } else positions = new Uint32Array(maxRow + 1 + (maxRow >>> 4));
+    } else positions = uint32s(maxRow + 1 + (maxRow >>> 4));
     for (let k = 0; k < this.length; k++) positions[this.rows[k]!] = k;
     this.positions = positions;
     return positions;
@@ -199,7 +200,7 @@ export class SortedIndex {
    */
   restore(rows: Uint32Array): void {
     this.changed();
-    this.rows = new Uint32Array(capacityFor(rows.length));
+    this.rows = uint32s(capacityFor(rows.length));
     this.rows.set(rows);
     this.length = rows.length;
   }
@@ -380,7 +381,7 @@ export class SortedIndex {
     const length = this.length - gone.length + fresh.length;
     const spare = this.spare;
     this.spare = undefined;
-    const next = spare !== undefined && spare.length >= length && spare.length <= 2 * capacityFor(length) ? spare : new Uint32Array(capacityFor(length));
+    const next = spare !== undefined && spare.length >= length && spare.length <= 2 * capacityFor(length) ? spare : uint32s(capacityFor(length));
     const old = this.rows;
     // Through the old order: before position p, the added rows placed at p, then old[p] unless it is gone.
     let out = 0;
@@ -421,7 +422,7 @@ export class SortedIndex {
    */
   makeSpare(): boolean {
     if (this.hasSpare) return false;
-    this.spare = new Uint32Array(this.rows.length);
+    this.spare = uint32s(this.rows.length);
     return true;
   }
 
@@ -446,7 +447,7 @@ export class SortedIndex {
     const fresh = Uint32Array.from(added).sort(compare);
     const old = this.rows;
     const oldLength = this.length;
-    const merged = new Uint32Array(capacityFor(oldLength - removed.length + fresh.length));
+    const merged = uint32s(capacityFor(oldLength - removed.length + fresh.length));
     let i = 0;
     let j = 0;
     let k = 0;
@@ -470,9 +471,9 @@ export class SortedIndex {
   rebuild(rows: Uint32Array, ranks: ColumnRanks): void {
     this.changed();
     const n = rows.length;
-    let order = new Uint32Array(capacityFor(n));
+    let order = uint32s(capacityFor(n));
     order.set(rows);
-    let next = new Uint32Array(order.length);
+    let next = uint32s(order.length);
     const keys = this.def.keys;
     for (let c = keys.length - 1; c >= 0; c--) {
       const { rank, distinct } = ranks.of(keys[c]!);
@@ -581,7 +582,7 @@ export class SortedIndex {
         if (column === undefined) return false;
         this.zonesWanted.delete(column);
         if (this.zoneMaps.has(column)) continue;
-        this.zoneMaking = { column, map: { min: new Float64Array(zones), max: new Float64Array(zones) }, next: 0 };
+        this.zoneMaking = { column, map: { min: float64s(zones), max: float64s(zones) }, next: 0 };
       }
       const making = this.zoneMaking;
       const values = this.source.column(making.column);
@@ -618,7 +619,7 @@ export class SortedIndex {
     let fence = this.fences[key];
     if (fence === undefined) {
       const column = this.source.column(this.def.keys[key]!);
-      fence = new Float64Array(Math.ceil(this.length / FENCE_STRIDE));
+      fence = float64s(Math.ceil(this.length / FENCE_STRIDE));
       for (let j = 0; j < fence.length; j++) fence[j] = column[this.rows[j * FENCE_STRIDE]!]!;
       this.fences[key] = fence;
     }
@@ -700,12 +701,12 @@ export class ColumnRanks {
     if (cached) return cached;
     const column = this.source.column(name);
     const rows = this.rows;
-    const values = new Float64Array(rows.length);
+    const values = float64s(rows.length);
     for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]!;
     values.sort();
     let distinct = 0;
     for (let i = 0; i < values.length; i++) if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i]!;
-    const rank = new Uint32Array(this.rowCount);
+    const rank = uint32s(this.rowCount);
     for (let i = 0; i < rows.length; i++) {
       const value = column[rows[i]!]!;
       let lo = 0;

@@ -11,6 +11,7 @@
  * table while a server serves, a publication at a time in the background
  * (`publishInBackground`).
  */
+import { float64s, uint32s, uint8s } from '../big-arrays.js';
 import { FragmentStore } from './fragment-store.js';
 import { SymbolCodes } from './symbol-codes.js';
 import { OrderRanks } from './order-ranks.js';
@@ -164,7 +165,7 @@ export class Table<R extends Identified> implements RowSource {
   private next: { readonly capacity: number; readonly columns: Float64Array[]; fragments: boolean; filled: number } | undefined;
   private readonly indexes = new Map<string, SortedIndex>();
   /** Per row: ADDED, REMOVED or 0. */
-  private pending = new Uint8Array(16);
+  private pending: Uint8Array = new Uint8Array(16);
   /** Rows added since the last flush (some may have been replaced again since: see `pending`). */
   private addedRows: number[] = [];
   /** Rows in the indexes whose record has since been replaced or deleted. */
@@ -212,7 +213,7 @@ export class Table<R extends Identified> implements RowSource {
     }
     this.columnKeys.forEach(([name], c) => this.columnIndex.set(name, c));
     this.columnSignatures = this.columnKeys.map(([name]) => source(name));
-    this.columns = this.columnKeys.map(() => new Float64Array(this.capacity));
+    this.columns = this.columnKeys.map(() => float64s(this.capacity));
     for (const def of schema.indexes) {
       for (const key of def.keys) if (!this.columnIndex.has(key)) throw new Error(`index ${def.name}: no column ${key}`);
       this.indexes.set(def.name, new SortedIndex(def, this));
@@ -427,7 +428,7 @@ export class Table<R extends Identified> implements RowSource {
     let rowsByPlace: Uint32Array | undefined;
     const rowAt = (): Uint32Array => {
       if (rowsByPlace === undefined) {
-        rowsByPlace = new Uint32Array(this.size);
+        rowsByPlace = uint32s(this.size);
         for (const row of this.rowOfId.values()) rowsByPlace[placeOf[row]!] = row;
       }
       return rowsByPlace;
@@ -732,7 +733,7 @@ export class Table<R extends Identified> implements RowSource {
   private growStep(): 'allocated' | 'copied' | 'taken' {
     const next = this.next!;
     if (next.columns.length < this.columns.length || !next.fragments) {
-      while (next.columns.length < this.columns.length) next.columns.push(new Float64Array(next.capacity));
+      while (next.columns.length < this.columns.length) next.columns.push(float64s(next.capacity));
       if (!next.fragments) this.fragments.growAhead(next.capacity);
       next.fragments = true;
       return 'allocated';
@@ -747,7 +748,7 @@ export class Table<R extends Identified> implements RowSource {
     }
     this.columns = next.columns;
     this.fragments.takeGrown();
-    const pending = new Uint8Array(next.capacity);
+    const pending = uint8s(next.capacity);
     pending.set(this.pending);
     this.pending = pending;
     this.capacity = next.capacity;

@@ -1,0 +1,62 @@
+/**
+ * Memory for the read model's big arrays — index orders, columns, positions,
+ * rank matrices, the JSON arena's chunks — on a SharedArrayBuffer from
+ * BIG_BYTES up.
+ *
+ * V8 counts the memory of every plain ArrayBuffer and, each time that count
+ * has grown by 64 MB since its last full collection, starts another
+ * ("external memory pressure"), whether that memory is garbage or not. A
+ * full collection marks the whole heap: at a million shifts, 900 MB and
+ * 300-600 ms of marking steps on the main thread. The read model makes and
+ * lets go of such arrays as it works (an index's next order, positions and
+ * matrices made again after a change, the JSON arena turning over), so a
+ * server under a live import started one every 2-4 s, 26 in a 2-minute
+ * run (`--trace-gc --trace-incremental-marking`), and reads waited behind
+ * them. V8 does not count a SharedArrayBuffer's memory (holding 384 MB of
+ * it starts no full collection where plain memory starts five:
+ * test/big-arrays.test.ts), so these start none: the heap is collected as
+ * its own allocations ask. They are freed as any other array once collected.
+ * What they add up to stays bounded by the read model's own budgets
+ * (RANK_MATRIX_MB, FRAGMENT_CACHE_MB) and the tables' sizes.
+ *
+ * Reads and writes are as fast as on a plain ArrayBuffer (same maps, same
+ * compiled code). Shared memory changes nothing while one thread holds it:
+ * these arrays are never posted to a worker (the snapshot codec copies
+ * them into memory of its own). Nor are they given to LMDB: lmdb-js takes a
+ * value's memory by address and crashes the process (a segmentation fault)
+ * on a SharedArrayBuffer; what is written goes through `unshared`. Nor sent
+ * as a reply: Fastify sends bytes only from an ArrayBuffer, and serializes a
+ * Buffer over shared memory as a JSON object (response bodies are copies).
+ */
+
+/** Smaller arrays are plain. (Not much larger: a rank matrix of 500,000 rows is 38 arrays of 62.5 KB.) */
+export const BIG_BYTES = 1 << 12;
+
+const memory = (bytes: number): ArrayBufferLike => (bytes >= BIG_BYTES ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));
+
+export function uint32s(length: number): Uint32Array {
+  return new Uint32Array(memory(length * 4));
+}
+
+export function int32s(length: number): Int32Array {
+  return new Int32Array(memory(length * 4));
+}
+
+export function float64s(length: number): Float64Array {
+  return new Float64Array(memory(length * 8));
+}
+
+export function uint8s(length: number): Uint8Array {
+  return new Uint8Array(memory(length));
+}
+
+/** A Buffer of `length` bytes, zero-filled (the memory of a new ArrayBuffer is). */
+export function bufferOf(length: number): Buffer {
+  return Buffer.from(memory(length));
+}
+
+/** `view`, checked not to be in shared memory: for what is given to LMDB (see above). */
+export function unshared<T extends ArrayBufferView>(view: T): T {
+  if (view.buffer instanceof SharedArrayBuffer) throw new Error('A value in shared memory cannot be written to LMDB (lmdb-js would crash): copy it first.');
+  return view;
+}
