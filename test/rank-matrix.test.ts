@@ -8,6 +8,7 @@
  */
 import fc from 'fast-check';
 import t from 'tap';
+import type { Test } from 'tap';
 import { DEFAULT_RANK_MATRIX_BUDGET, OrderRanks, RankMatrixBudget, rankMatrices } from '../src/readmodel/order-ranks.js';
 import { bitsFor, RankMatrix, RankMatrixBuilder } from '../src/readmodel/rank-matrix.js';
 import { SortedIndex } from '../src/readmodel/sorted-index.js';
@@ -160,22 +161,22 @@ t.test("a table's positions of one index in another, and codes of a column in an
   t.equal(ranks.values(from, 'c', () => column), undefined, 'the codes too');
 });
 
-t.test("a table's matrices, each built in the memory of the last: every one that of its indexes, those made before untouched", async (t) => {
+/** The k-th smallest position in `order` of the rows at positions lo to hi of `from`, for every k, as a sort has them. */
+function checkMatrix(t: Test, from: SortedIndex, order: SortedIndex, matrix: RankMatrix, what: string): void {
+  const positionIn = new Map([...order.order.subarray(0, order.size)].map((row, p) => [row, p]));
+  const n = from.size;
+  for (const [lo, hi] of [[0, n], [1, n - 1], [n >> 2, (3 * n) >> 2]] as const) {
+    const expected = [...from.order.subarray(lo, hi)].map((row) => positionIn.get(row)!).sort((a, b) => a - b);
+    const got = expected.map((_, k) => matrix.kth([lo, hi], k));
+    t.same(got, expected, `${what}: positions ${lo} to ${hi}`);
+  }
+}
+
+t.test("a table's matrices, each built in the memory of the last: every one that of its indexes", async (t) => {
   const quiet = OrderRanks.quietMs;
   OrderRanks.quietMs = 0;
   t.teardown(() => void (OrderRanks.quietMs = quiet));
   const ranks = new OrderRanks();
-  /** The k-th smallest position in `order` of the rows at positions lo to hi of `from`, for every k, from both. */
-  const check = (from: SortedIndex, order: SortedIndex, matrix: RankMatrix, what: string) => {
-    const positionIn = new Map([...order.order.subarray(0, order.size)].map((row, p) => [row, p]));
-    const n = from.size;
-    for (const [lo, hi] of [[0, n], [1, n - 1], [n >> 2, (3 * n) >> 2]] as const) {
-      const expected = [...from.order.subarray(lo, hi)].map((row) => positionIn.get(row)!).sort((a, b) => a - b);
-      const got = expected.map((_, k) => matrix.kth([lo, hi], k));
-      t.same(got, expected, `${what}: positions ${lo} to ${hi}`);
-    }
-  };
-  const made: [SortedIndex, SortedIndex, RankMatrix, string][] = [];
   // Smaller and larger than the memory the first was built in.
   for (const [n, step] of [[64, 37], [30, 7], [100, 13], [17, 5]] as const) {
     const { from, order, reorder } = twoIndexes(n, step);
@@ -185,13 +186,48 @@ t.test("a table's matrices, each built in the memory of the last: every one that
     ranks.want(from, order);
     ranks.want(order, from);
     ranks.work(Infinity);
-    for (const [a, b] of [[from, order], [order, from]] as const) {
-      const matrix = ranks.peek(a, b)!;
-      made.push([a, b, matrix, `${n} rows, ${a === from ? 'a by b' : 'b by a'}`]);
-      check(a, b, matrix, `${n} rows, ${a === from ? 'a by b' : 'b by a'}`);
-    }
+    const ab = ranks.peek(from, order)!;
+    const ba = ranks.peek(order, from)!;
+    checkMatrix(t, from, order, ab, `${n} rows, a by b`);
+    checkMatrix(t, order, from, ba, `${n} rows, b by a`);
+    // The second was built in the same scratch memory as the first.
+    checkMatrix(t, from, order, ab, `${n} rows, a by b, after b by a was built`);
   }
-  for (const [a, b, matrix, what] of made) check(a, b, matrix, `${what}, after the others were built`);
+});
+
+t.test("what a change made stale is made again in its memory, and right: positions and matrices; that memory let go of once nothing is wanted", async (t) => {
+  const quiet = OrderRanks.quietMs;
+  OrderRanks.quietMs = 0;
+  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  const ranks = new OrderRanks();
+  const n = 70;
+  /** Positions of from's rows in the order and the matrix of from by the order, made from scratch, checked, and their arrays. */
+  const made = (step: number) => {
+    const { from, order, reorder } = twoIndexes(n, step);
+    reorder();
+    ranks.changed();
+    ranks.positions(from, order);
+    ranks.want(from, order);
+    ranks.work(Infinity);
+    const positions = ranks.positions(from, order)!;
+    const ranksOfOrder = order.ranks();
+    t.same(Array.from(positions), Array.from(from.order.subarray(0, n), (row) => ranksOfOrder[row]), `step ${step}: the positions`);
+    const matrix = ranks.peek(from, order)!;
+    checkMatrix(t, from, order, matrix, `step ${step}: the matrix`);
+    return [positions, ...matrix.arrays()];
+  };
+  const first = made(37);
+  // Other orders of the same indexes (a change): what is made again takes the arrays the change let go of, whatever
+  // they held (a matrix's bits from the last one among them).
+  const second = made(11);
+  t.ok(second.every((array) => first.includes(array)), 'made again in the arrays the change let go of');
+  const third = made(13);
+  t.ok(third.every((array) => second.includes(array)), 'and again');
+  // Nothing wanted: the arrays a change lets go of are let go of for good at the next work.
+  ranks.changed();
+  t.equal(ranks.work(Infinity), false, 'nothing wanted');
+  const fourth = made(37);
+  t.ok(fourth.every((array) => !third.includes(array)), 'what is made after is made in new memory');
 });
 
 t.test('one budget for every matrix: the least recently used go first, the newest stays', async (t) => {

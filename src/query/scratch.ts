@@ -1,5 +1,4 @@
 /** Typed arrays a search reuses instead of allocating its own. */
-import { uint32s } from '../big-arrays.js';
 
 /**
  * A Uint32Array of `n` elements over a buffer kept for `slot` and reused by
@@ -10,7 +9,7 @@ import { uint32s } from '../big-arrays.js';
 export function scratch(slot: 'matches' | 'positions' | 'inside' | 'bits' | 'bits-next', n: number): Uint32Array {
   let buffer = scratches.get(slot);
   if (buffer === undefined || buffer.length < n) {
-    buffer = uint32s(Math.max(n, 2 * (buffer?.length ?? 0), 1024));
+    buffer = new Uint32Array(Math.max(n, 2 * (buffer?.length ?? 0), 1024));
     scratches.set(slot, buffer);
   }
   return buffer.subarray(0, n);

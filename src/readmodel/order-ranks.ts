@@ -163,8 +163,10 @@ class AlongBuilder implements Builder {
   constructor(
     private readonly source: Uint32Array | Float64Array,
     private readonly rows: Uint32Array,
+    room: (length: number) => Uint32Array,
   ) {
-    this.out = uint32s(rows.length);
+    // (Every value of it is written.)
+    this.out = room(rows.length);
   }
 
   step(): boolean {
@@ -195,6 +197,13 @@ export class OrderRanks {
    */
   private scratch: [Uint32Array, Uint32Array] | undefined;
   private lastChange = -Infinity;
+  /**
+   * The arrays of what a change made stale, by length, for what is made next to be made in: the table's matrices and
+   * positions are made again after each quiet spell of a live import, and this memory (shared, which V8 does not count:
+   * big-arrays.ts) is freed only by a full collection, which the import may not start for a minute. New, it came to
+   * 150-250 MB every 10 s at a million shifts, and the server's peak grew by 0.6 GB. Emptied once nothing is wanted.
+   */
+  private readonly spares = new Map<number, Uint32Array[]>();
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
   private wastedInARow = 0;
 
@@ -212,6 +221,12 @@ export class OrderRanks {
     for (const made of this.made.values()) {
       if (made.uses < USEFUL) unused = true;
       rankMatrices.remove(made);
+      // (No search is under way that could read them: the builders that take them run between requests, in `work`.)
+      for (const array of made.value instanceof Uint32Array ? [made.value] : made.value.arrays()) {
+        const same = this.spares.get(array.length);
+        if (same) same.push(array);
+        else this.spares.set(array.length, [array]);
+      }
     }
     this.made.clear();
     if (unused) this.wasted();
@@ -295,7 +310,10 @@ export class OrderRanks {
    * wanted or the table has changed too lately).
    */
   work(deadline: number): boolean {
-    if (this.wanted.size === 0 && this.building === undefined) return false;
+    if (this.wanted.size === 0 && this.building === undefined) {
+      this.spares.clear();
+      return false;
+    }
     if (performance.now() - this.lastChange < Math.min(MAX_QUIET_MS, OrderRanks.quietMs * 2 ** this.wastedInARow)) return false;
     while (performance.now() < deadline) {
       const building = this.building ?? this.start();
@@ -319,6 +337,9 @@ export class OrderRanks {
     return this.wanted.size > 0 || this.building !== undefined;
   }
 
+  /** An array of `length` values for what is being made: a spare one (whatever it holds) if there is one, else new. */
+  private readonly room = (length: number): Uint32Array => this.spares.get(length)?.pop() ?? uint32s(length);
+
   /** A matrix made (in part) for nothing: ask for a longer quiet before the next. */
   private wasted(): void {
     this.wastedInARow = Math.min(this.wastedInARow + 1, 16);
@@ -333,12 +354,12 @@ export class OrderRanks {
     const rows = from.order;
     const versions = { key, wanted, fromVersion: from.version, orderVersion: order.version };
     if (what === 'values') {
-      this.building = { ...versions, builder: new AlongBuilder(column!.source(), rows.subarray(0, from.size)) };
+      this.building = { ...versions, builder: new AlongBuilder(column!.source(), rows.subarray(0, from.size), this.room) };
       return this.building;
     }
     const ranks = order.ranks();
     if (what === 'positions') {
-      this.building = { ...versions, builder: new AlongBuilder(ranks, rows.subarray(0, from.size)) };
+      this.building = { ...versions, builder: new AlongBuilder(ranks, rows.subarray(0, from.size), this.room) };
       return this.building;
     }
     const n = from.size;
@@ -346,7 +367,7 @@ export class OrderRanks {
     if (this.scratch === undefined || this.scratch[0].length < n) this.scratch = [uint32s(n + (n >>> 4)), uint32s(n + (n >>> 4))];
     const values = this.scratch[0].subarray(0, n);
     for (let p = 0; p < n; p++) values[p] = ranks[rows[p]!]!;
-    this.building = { ...versions, builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n)) };
+    this.building = { ...versions, builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n), this.room) };
     return this.building;
   }
 }

@@ -40,6 +40,11 @@ export class RankMatrix {
     private readonly levels: readonly Level[],
   ) {}
 
+  /** The arrays it is made of (for the next matrix to be made in, once no search can read this one). */
+  arrays(): Uint32Array[] {
+    return this.levels.flatMap((l) => [l.words, l.before]);
+  }
+
   /** Bytes held. */
   get bytes(): number {
     return this.levels.reduce((a, l) => a + l.words.byteLength + l.before.byteLength, 0);
@@ -139,12 +144,14 @@ export class RankMatrixBuilder {
 
   /**
    * `values` is consumed (reordered); `next`, as long, is where the values are split to (made here if not given).
-   * Neither is part of the result: once it is made, both are free for the next builder.
+   * Neither is part of the result: once it is made, both are free for the next builder. The matrix's own arrays come
+   * from `room` (given a length, an array of it: new, or one used before, whatever it holds).
    */
   constructor(
     values: Uint32Array,
     private readonly bits: number,
     next = uint32s(values.length),
+    private readonly room: (length: number) => Uint32Array = uint32s,
   ) {
     this.current = values;
     this.next = next;
@@ -163,7 +170,7 @@ export class RankMatrixBuilder {
       this.zeros = zeros;
       this.counted = end;
       if (end === n) {
-        this.words = uint32s((n >>> 5) + 1);
+        this.words = this.room((n >>> 5) + 1).fill(0);
         this.nextOne = zeros;
       }
       return false;
@@ -185,7 +192,7 @@ export class RankMatrixBuilder {
     this.nextOne = o;
     this.split = end;
     if (end < n) return false;
-    const before = uint32s(words.length);
+    const before = this.room(words.length);
     let ones = 0;
     for (let w = 0; w < words.length; w++) {
       before[w] = ones;
