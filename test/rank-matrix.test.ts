@@ -65,10 +65,15 @@ function twoIndexes(n: number, step: number) {
   return { from, order, reorder };
 }
 
+/** OrderRanks.quietMs at `ms` for the test's length. */
+function quietFor(t: Test, ms: number): void {
+  const saved = OrderRanks.quietMs;
+  OrderRanks.quietMs = ms;
+  t.teardown(() => void (OrderRanks.quietMs = saved));
+}
+
 t.test("a table's matrices: made once it is quiet, and after each thrown away unused it must be quiet twice as long", async (t) => {
-  const quiet = OrderRanks.quietMs;
-  OrderRanks.quietMs = 200;
-  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  quietFor(t, 200);
   const { from, order, reorder } = twoIndexes(64, 37);
   const ranks = new OrderRanks();
   const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -97,9 +102,7 @@ t.test("a table's matrices: made once it is quiet, and after each thrown away un
 });
 
 t.test("a table's matrices: peek neither makes nor wants one; want has it made once the table is quiet", async (t) => {
-  const quiet = OrderRanks.quietMs;
-  OrderRanks.quietMs = 0;
-  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  quietFor(t, 0);
   const n = 32;
   const { from, order, reorder } = twoIndexes(n, 7);
   reorder();
@@ -119,14 +122,10 @@ t.test("a table's matrices: peek neither makes nor wants one; want has it made o
 });
 
 t.test("a table's positions of one index in another, and codes of a column in an index's order: wanted by asking, made a piece at a time once quiet, stale after a change", async (t) => {
-  const quiet = OrderRanks.quietMs;
+  quietFor(t, 0);
   const stepValues = RankMatrixBuilder.stepValues;
-  OrderRanks.quietMs = 0;
   RankMatrixBuilder.stepValues = 5;
-  t.teardown(() => {
-    OrderRanks.quietMs = quiet;
-    RankMatrixBuilder.stepValues = stepValues;
-  });
+  t.teardown(() => void (RankMatrixBuilder.stepValues = stepValues));
   const n = 50;
   const { from, order, reorder } = twoIndexes(n, 7);
   reorder();
@@ -173,9 +172,7 @@ function checkMatrix(t: Test, from: SortedIndex, order: SortedIndex, matrix: Ran
 }
 
 t.test("a table's matrices, each built in the memory of the last: every one that of its indexes", async (t) => {
-  const quiet = OrderRanks.quietMs;
-  OrderRanks.quietMs = 0;
-  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  quietFor(t, 0);
   const ranks = new OrderRanks();
   // Smaller and larger than the memory the first was built in.
   for (const [n, step] of [[64, 37], [30, 7], [100, 13], [17, 5]] as const) {
@@ -186,19 +183,14 @@ t.test("a table's matrices, each built in the memory of the last: every one that
     ranks.want(from, order);
     ranks.want(order, from);
     ranks.work(Infinity);
-    const ab = ranks.peek(from, order)!;
-    const ba = ranks.peek(order, from)!;
-    checkMatrix(t, from, order, ab, `${n} rows, a by b`);
-    checkMatrix(t, order, from, ba, `${n} rows, b by a`);
-    // The second was built in the same scratch memory as the first.
-    checkMatrix(t, from, order, ab, `${n} rows, a by b, after b by a was built`);
+    // (Both are built by that one work, a by b first: it is checked after b by a was built in the same scratch.)
+    checkMatrix(t, from, order, ranks.peek(from, order)!, `${n} rows, a by b`);
+    checkMatrix(t, order, from, ranks.peek(order, from)!, `${n} rows, b by a`);
   }
 });
 
 t.test("what a change made stale is made again in its memory, and right: positions and matrices; that memory let go of once nothing is wanted", async (t) => {
-  const quiet = OrderRanks.quietMs;
-  OrderRanks.quietMs = 0;
-  t.teardown(() => void (OrderRanks.quietMs = quiet));
+  quietFor(t, 0);
   const ranks = new OrderRanks();
   const n = 70;
   /** Positions of from's rows in the order and the matrix of from by the order, made from scratch, checked, and their arrays. */
@@ -253,12 +245,8 @@ t.test('one budget for every matrix: the least recently used go first, the newes
 });
 
 t.test("a table's matrices within the process's budget: one let go of is made again when wanted", async (t) => {
-  const quiet = OrderRanks.quietMs;
-  OrderRanks.quietMs = 0;
-  t.teardown(() => {
-    OrderRanks.quietMs = quiet;
-    rankMatrices.setBudget(DEFAULT_RANK_MATRIX_BUDGET);
-  });
+  quietFor(t, 0);
+  t.teardown(() => rankMatrices.setBudget(DEFAULT_RANK_MATRIX_BUDGET));
   const { from, order, reorder } = twoIndexes(4096, 11);
   reorder();
   const ranks = new OrderRanks();

@@ -201,8 +201,8 @@ export class OrderRanks {
    * The arrays of what a change made stale, by length, for what is made next to be made in: the table's matrices and
    * positions are made again after each quiet spell of a live import, and this memory (shared, which V8 does not count:
    * big-arrays.ts) is freed only by a full collection, which the import may not start for a minute. New each time, it
-   * came to 150-250 MB every 10 s at a million shifts (the server's peak: 3.47-3.63 GB in two runs, 3.38 GB with
-   * these). Not counted in the matrices' budget; emptied once nothing is wanted.
+   * came to up to 260 MB in 10 s at a million shifts, as a server warmed up and as an import ended (the server's peak:
+   * 3.47-3.63 GB in two runs, 3.38 GB with these). Not counted in the matrices' budget; emptied once nothing is wanted.
    */
   private readonly spares = new Map<number, Uint32Array[]>();
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */

@@ -701,7 +701,8 @@ export class ColumnRanks {
     if (cached) return cached;
     const column = this.source.column(name);
     const rows = this.rows;
-    const values = float64s(rows.length);
+    // (Plain memory: sorted, which is about a tenth slower on shared memory, and let go of at once.)
+    const values = new Float64Array(rows.length);
     for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]!;
     values.sort();
     let distinct = 0;
