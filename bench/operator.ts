@@ -41,7 +41,7 @@ import { mulberry32 } from '../scripts/random.js';
 import { type Call, client } from './client.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { type Command, listeningUrl, procStatus, vmApi } from './processes.js';
-import { randomQueries, withPage } from './random-mix.js';
+import { isPage, randomQueries, withPage } from './random-mix.js';
 import { quantile } from './report.js';
 
 const { values } = parseArgs({
@@ -253,13 +253,13 @@ const mixBodies: number[] = [];
   const { call } = served;
   const rand = mulberry32(SEED ^ 0x0be7);
   const queries = randomQueries(data, Number(values.queries), SEED);
-  const paths: Array<{ path: string; key: string }> = [];
+  const paths: Array<{ path: string; key: string; limit: number }> = [];
   for (const q of queries) {
     const first = await call('GET', q.path, q.key);
     const { path } = withPage(q, (JSON.parse(first.body) as { count: number }).count, rand);
     // Each page once before the clock starts: no read pays for a page shown for the first time.
     mixBodies.push(Buffer.byteLength((await call('GET', path, q.key)).body));
-    paths.push({ path, key: q.key });
+    paths.push({ path, key: q.key, limit: q.limit });
   }
 
   const posts: number[] = [];
@@ -278,14 +278,14 @@ const mixBodies: number[] = [];
     for (let i = 0; !done(); i++) {
       const due = begun + i * every;
       if (due > performance.now()) await sleep(due - performance.now());
-      const { path, key: k } = paths[i % paths.length]!;
+      const { path, key: k, limit } = paths[i % paths.length]!;
       // Timed from when it was due: a request this process could not send on time waited too.
       inFlight.push(
         call('GET', path, k).then(
           (answer) => {
             into.push({ at: (due - since) / 1000, ms: performance.now() - due });
             if (answer.status === 404 && /[?&]page=(?!1(&|$))/.test(path)) pastEnd++;
-            else if (answer.status !== 200) errors++;
+            else if (answer.status !== 200 || !isPage(answer.body, limit)) errors++;
           },
           () => void errors++,
         ),
@@ -401,6 +401,7 @@ const mixBodies: number[] = [];
     `p50 ${fmt(quantile(sortedFoldReads, 0.5), 1)} ms, p99 ${fmt(quantile(sortedFoldReads, 0.99), 1)} ms, max ${fmt(sortedFoldReads.at(-1) ?? NaN, 1)} ms`,
     atMost(10, 'ms'),
   );
+  // An error: a read answered other than 200 with a page (see isPage), a POST other than 201, or no answer at all.
   figure('live import', 'errors', errors, `${errors} (and ${pastEnd} pages past the end of matches the import shrank, right)`, atMost(0, 'errors', false));
   // The fold is part of the server's live import: its peak counts.
   memory('live import', served.command, 'server peak RSS (VmHWM, since its start), the journal fold included');

@@ -257,3 +257,16 @@ export function withPage(query: RandomQuery, count: number, rand: () => number):
   const depth = page === 1 ? 'first page' : page === last ? 'last page' : 'deep page';
   return { path: `${query.path}&page=${page}`, cls: `${query.kinds} ${depth}`, page };
 }
+
+/**
+ * Whether a search's answer is a page of the list envelope (a count, and the page's results no more than the limit):
+ * a server that answers 200 with anything else (a Buffer serialized as JSON, a truncated body) answered wrong.
+ */
+export function isPage(body: string, limit: number): boolean {
+  try {
+    const page = JSON.parse(body) as { count?: unknown; results?: unknown };
+    return typeof page.count === 'number' && Array.isArray(page.results) && page.results.length <= limit;
+  } catch {
+    return false;
+  }
+}
