@@ -216,7 +216,7 @@ export function decodeChunk(buffer: Uint8Array): object[] {
 export function* encodeTableInPieces(table: TableToSave, room: Room = new Room(), memory?: PartsMemory): Generator<undefined, Buffer<ArrayBuffer>> {
   // Each column's width first (a pass over its values), for a buffer of the exact size.
   for (const column of table.columns) {
-    column.width();
+    yield* column.width();
     yield;
   }
   const bound = yield* tableBound(table);
@@ -247,7 +247,7 @@ export function* encodeTableInPieces(table: TableToSave, room: Room = new Room()
       out.pack('signature');
       out.pack(array.signature);
       out.pack(field);
-      out.typedArray(array.fill(room.atLeast(array.length * array.width())));
+      out.typedArray(yield* array.fill(room.atLeast(array.length * (yield* array.width()))));
       out.release();
       yield;
     }
@@ -489,7 +489,7 @@ function* tableBound(table: TableToSave): Generator<undefined, number> {
       yield;
     }
   }
-  for (const array of [...table.indexes, ...table.columns]) bytes += 32 + text(array.name) + text(array.signature) + array.length * array.width() + 7;
+  for (const array of [...table.indexes, ...table.columns]) bytes += 32 + text(array.name) + text(array.signature) + array.length * (yield* array.width()) + 7;
   return bytes + 3 * longest;
 }
 

@@ -12,6 +12,7 @@
  * (`publishInBackground`).
  */
 import { float64s, uint32s, uint8s } from '../big-arrays.js';
+import { runThrough } from './pieces.js';
 import { FragmentStore } from './fragment-store.js';
 import { SymbolCodes } from './symbol-codes.js';
 import { OrderRanks } from './order-ranks.js';
@@ -74,20 +75,28 @@ export interface SavedTable {
 
 /**
  * An index or column of a table's saved form, made only as it is written (`fill`), in memory the writer lends: saving
- * a table then allocates nothing per array, and the writer can let other work run between arrays. (A server folding
- * its journal after a live import made every big table's indexes and columns in one stretch, then packed copies of
- * them: 100+ MB a big table, requests held for up to 1.2 s.)
+ * a table then allocates nothing per array, and the writer can let other work run between arrays, and between pieces
+ * of VALUES_A_PIECE values of one (each method is a generator that yields between pieces). (A server folding its
+ * journal after a live import made every big table's indexes and columns in one stretch, then packed copies of them:
+ * 100+ MB a big table, requests held for up to 1.2 s. An array at a time, a 615,000-row index took 22-38 ms, and
+ * 53-256 ms while a full collection of the heap was marking, which the fold's first arrays fall in.)
  */
 export interface ArrayToSave {
   readonly name: string;
   readonly signature: string;
   /** How many values. */
   readonly length: number;
-  /** Bytes a value takes as saved: 4 (32-bit integers) or 8 (64-bit floats). A pass over the values, once. */
-  width(): 4 | 8;
+  /** Bytes a value takes as saved: 4 (32-bit integers) or 8 (64-bit floats). A pass over the values, the first time. */
+  width(): Generator<undefined, 4 | 8>;
   /** The values, made in `room` (at least `length * width()` bytes) from its start: the view they are in. */
-  fill(room: ArrayBuffer): Uint32Array | Int32Array | Float64Array;
+  fill(room: ArrayBuffer): Generator<undefined, Uint32Array | Int32Array | Float64Array>;
 }
+
+/** Values an ArrayToSave reads or makes between two yields: a few milliseconds. */
+const VALUES_A_PIECE = 65_536;
+
+/** Whether `i` (a loop's index) ends a piece of VALUES_A_PIECE: where the loop yields. */
+const endsPiece = (i: number) => (i & (VALUES_A_PIECE - 1)) === VALUES_A_PIECE - 1;
 
 /** A table's saved form (SavedTable) with its indexes and columns made as they are written. */
 export interface TableToSave {
@@ -103,8 +112,11 @@ function arrayToSave(name: string, signature: string, values: Uint32Array | Int3
     name,
     signature,
     length: values.length,
-    width: () => width,
-    fill(room) {
+    // (A generator with no yield: a copy is quick.)
+    *width() {
+      return width;
+    },
+    *fill(room) {
       const into = new (values.constructor as typeof Uint32Array | typeof Int32Array | typeof Float64Array)(room, 0, values.length);
       into.set(values);
       return into;
@@ -123,7 +135,7 @@ export function savedTableToSave(saved: SavedTable): TableToSave {
 
 /** The saved form a TableToSave makes, each array in memory of its own. */
 export function savedTableOf(table: TableToSave): SavedTable {
-  const made = (array: ArrayToSave) => array.fill(new ArrayBuffer(array.length * array.width()));
+  const made = (array: ArrayToSave) => runThrough(array.fill(new ArrayBuffer(array.length * runThrough(array.width()))));
   return {
     symbols: table.symbols,
     indexes: table.indexes.map((index) => ({ name: index.name, signature: index.signature, order: made(index) as Uint32Array })),
@@ -413,11 +425,16 @@ export class Table<R extends Identified> implements RowSource {
         name,
         signature,
         length: index.size,
-        width: () => 4,
-        fill(room) {
+        *width() {
+          return 4;
+        },
+        *fill(room) {
           const rows = index.order;
           const order = new Uint32Array(room, 0, index.size);
-          for (let k = 0; k < order.length; k++) order[k] = placeOf[rows[k]!]!;
+          for (let k = 0; k < order.length; k++) {
+            order[k] = placeOf[rows[k]!]!;
+            if (endsPiece(k)) yield;
+          }
           return order;
         },
       };
@@ -426,36 +443,46 @@ export class Table<R extends Identified> implements RowSource {
     for (const [name, dictionary] of this.dictionaries) symbols[name] = dictionary.values();
     // The row at each place: every column is read in the snapshot's order through it (made once, for the first).
     let rowsByPlace: Uint32Array | undefined;
-    const rowAt = (): Uint32Array => {
+    const table = this;
+    function* rowAt(): Generator<undefined, Uint32Array> {
       if (rowsByPlace === undefined) {
-        rowsByPlace = uint32s(this.size);
-        for (const row of this.rowOfId.values()) rowsByPlace[placeOf[row]!] = row;
+        const rows = uint32s(table.size);
+        let i = 0;
+        for (const row of table.rowOfId.values()) {
+          rows[placeOf[row]!] = row;
+          if (endsPiece(i++)) yield;
+        }
+        rowsByPlace = rows;
       }
       return rowsByPlace;
-    };
+    }
     const columns = this.columnKeys.map(([name], c): ArrayToSave => {
       let width: 4 | 8 | undefined;
-      const widthOf = (): 4 | 8 => {
+      function* widthOf(): Generator<undefined, 4 | 8> {
         if (width !== undefined) return width;
-        const column = this.columns[c]!;
-        const rows = rowAt();
+        const column = table.columns[c]!;
+        const rows = yield* rowAt();
         let narrow = true;
         for (let i = 0; narrow && i < rows.length; i++) {
           const value = column[rows[i]!]!;
           narrow = (value | 0) === value && (value !== 0 || 1 / value > 0);
+          if (endsPiece(i)) yield;
         }
         return (width = narrow ? 4 : 8);
-      };
+      }
       return {
         name,
         signature: this.columnSignatures[c]!,
         length: this.size,
         width: widthOf,
-        fill: (room) => {
-          const column = this.columns[c]!;
-          const rows = rowAt();
-          const values = widthOf() === 4 ? new Int32Array(room, 0, rows.length) : new Float64Array(room, 0, rows.length);
-          for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]!;
+        *fill(room) {
+          const column = table.columns[c]!;
+          const rows = yield* rowAt();
+          const values = (yield* widthOf()) === 4 ? new Int32Array(room, 0, rows.length) : new Float64Array(room, 0, rows.length);
+          for (let i = 0; i < rows.length; i++) {
+            values[i] = column[rows[i]!]!;
+            if (endsPiece(i)) yield;
+          }
           return values;
         },
       };
