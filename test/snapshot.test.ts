@@ -18,7 +18,7 @@ import { MAP_SIZE } from '../src/lmdb-file.js';
 import { ReadModel, type SavedTableOf } from '../src/readmodel/model.js';
 import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
-import { CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable, encodeTableInPieces, PartsMemory } from '../src/readmodel/snapshot-codec.js';
+import { CHUNK_SIZE, NESTED_CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable, encodeTableInPieces, PartsMemory } from '../src/readmodel/snapshot-codec.js';
 import { SymbolCodes } from '../src/readmodel/symbol-codes.js';
 import { type SavedColumn, type SavedTable, savedTableOf, savedTableToSave } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
@@ -83,7 +83,7 @@ t.test('chunks give back every record, field for field and in order', async (t) 
   t.ok(checked > 1000, `${checked} records round-tripped`);
 });
 
-t.test('a chunk holds at most CHUNK_SIZE records of one shape; -0, NaN and large numbers survive', async (t) => {
+t.test('a chunk holds at most CHUNK_SIZE records of one shape (NESTED_CHUNK_SIZE with objects or arrays); -0, NaN and large numbers survive', async (t) => {
   const records = Array.from({ length: CHUNK_SIZE * 2 + 5 }, (_, i) => ({ id: `r${i}`, at: 1_800_000_000_000_000 + i, zero: -0, nan: NaN }));
   records.splice(100, 0, { id: 'odd', x: true } as never);
   const chunks = [...encodeChunks(records)];
@@ -92,6 +92,19 @@ t.test('a chunk holds at most CHUNK_SIZE records of one shape; -0, NaN and large
   const back = chunks.flatMap((c) => decodeChunk(c.buffer)) as typeof records;
   t.strictSame(back, records);
   t.ok(Object.is(back[0]!.zero, -0) && Number.isNaN(back[0]!.nan));
+
+  // Records holding objects or arrays: NESTED_CHUNK_SIZE at most, from the first such record of a chunk on.
+  const nested = Array.from({ length: 7_000 }, (_, i) => ({ id: `n${i}`, tags: i < 3_000 ? null : i % 2 ? [i] : { i } }));
+  const nestedChunks = [...encodeChunks(nested)];
+  t.same(
+    nestedChunks.map((c) => c.records),
+    [3_001, NESTED_CHUNK_SIZE, 7_000 - 3_001 - NESTED_CHUNK_SIZE],
+    'null values only: up to CHUNK_SIZE; cut after the first object, then NESTED_CHUNK_SIZE at most',
+  );
+  t.strictSame(
+    nestedChunks.flatMap((c) => decodeChunk(c.buffer)),
+    nested,
+  );
 });
 
 t.test("a table's indexes, columns and symbols: given back as saved, packed as msgpackr packs them, in one buffer of its bound's size", async (t) => {
