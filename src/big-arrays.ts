@@ -7,7 +7,7 @@
  * has grown by 64 MB since its last full collection, starts another
  * ("external memory pressure"), whether that memory is garbage or not. A
  * full collection marks the whole heap: at a million shifts, 900 MB and
- * 300-600 ms of marking steps on the main thread. The read model makes and
+ * 118-615 ms of marking steps on the main thread. The read model makes and
  * lets go of such arrays as it works (an index's next order, positions and
  * matrices made again after a change, the JSON arena turning over), so a
  * server under a live import started one every 2-4 s, 26 in a 2-minute
@@ -17,7 +17,9 @@
  * test/big-arrays.test.ts), so these start none: the heap is collected as
  * its own allocations ask. They are freed as any other array once collected.
  * What they add up to stays bounded by the read model's own budgets
- * (RANK_MATRIX_MB, FRAGMENT_CACHE_MB) and the tables' sizes.
+ * (RANK_MATRIX_MB, FRAGMENT_CACHE_MB; and OrderRanks' spares, at most what
+ * a table's last change let go of) and the tables' sizes, plus what waits
+ * for a collection.
  *
  * Reads and writes are as fast as on a plain ArrayBuffer (same maps, same
  * compiled code). Shared memory changes nothing while one thread holds it:

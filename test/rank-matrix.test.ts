@@ -192,9 +192,8 @@ t.test("a table's matrices, each built in the memory of the last: every one that
 t.test("what a change made stale is made again in its memory, and right: positions and matrices; that memory let go of once nothing is wanted", async (t) => {
   quietFor(t, 0);
   const ranks = new OrderRanks();
-  const n = 70;
   /** Positions of from's rows in the order and the matrix of from by the order, made from scratch, checked, and their arrays. */
-  const made = (step: number) => {
+  const made = (step: number, n = 70) => {
     const { from, order, reorder } = twoIndexes(n, step);
     reorder();
     ranks.changed();
@@ -220,6 +219,11 @@ t.test("what a change made stale is made again in its memory, and right: positio
   t.equal(ranks.work(Infinity), false, 'nothing wanted');
   const fourth = made(37);
   t.ok(fourth.every((array) => !third.includes(array)), 'what is made after is made in new memory');
+  // Only the last change's arrays are kept: those of the table before it grew (no array of the same length in between)
+  // are let go of at the next change.
+  made(11, 200);
+  const sixth = made(13);
+  t.ok(sixth.every((array) => !fourth.includes(array)), 'a change lets go of the spares an earlier change left');
 });
 
 t.test('one budget for every matrix: the least recently used go first, the newest stays', async (t) => {

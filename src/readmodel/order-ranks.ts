@@ -202,7 +202,9 @@ export class OrderRanks {
    * positions are made again after each quiet spell of a live import, and this memory (shared, which V8 does not count:
    * big-arrays.ts) is freed only by a full collection, which the import may not start for a minute. New each time, it
    * came to up to 260 MB in 10 s at a million shifts, as a server warmed up and as an import ended (the server's peak:
-   * 3.47-3.63 GB in two runs, 3.38 GB with these). Not counted in the matrices' budget; emptied once nothing is wanted.
+   * 3.47-3.63 GB in two runs, 3.38 GB with these). Only the last change's: those of a change before are let go of
+   * at the next (a table that grew meanwhile makes arrays of other lengths, which they would never fit), so they hold
+   * at most what the matrices held then, outside the matrices' budget. Emptied once nothing is wanted.
    */
   private readonly spares = new Map<number, Uint32Array[]>();
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
@@ -218,6 +220,7 @@ export class OrderRanks {
   changed(): void {
     this.lastChange = performance.now();
     if (this.made.size === 0) return;
+    this.spares.clear();
     let unused = false;
     for (const made of this.made.values()) {
       if (made.uses < USEFUL) unused = true;
