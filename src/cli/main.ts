@@ -156,6 +156,9 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   }
 }
 
+/** The summary of the log an import reads first and writes last (log-summary.ts), in the DATA_DIR. */
+const IMPORT_SUMMARY = 'import-summary';
+
 async function importFiles(config: Config, args: string[]): Promise<void> {
   // Anything that looks like an option is one (and none is known), never a file name.
   const files = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
@@ -170,7 +173,7 @@ async function importFiles(config: Config, args: string[]): Promise<void> {
       // Checked events wait in a file next to the log: an import's memory does not grow with its file.
       mkdirSync(config.DATA_DIR, { recursive: true });
       const spool = fileSpool(config.DATA_DIR);
-      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true }).finally(() => progress.done());
+      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true, summaryFile: join(config.DATA_DIR, IMPORT_SUMMARY) }).finally(() => progress.done());
       const seconds = (performance.now() - started) / 1000;
       console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
     }

@@ -6,7 +6,7 @@
  * nothing twice.
  */
 import { createHash } from 'node:crypto';
-import { UuidTable } from './uuid-table.js';
+import { type SavedUuidTable, UuidTable } from './uuid-table.js';
 
 const IN_LOG = 1;
 const IN_FILE = 2;
@@ -18,16 +18,30 @@ function derivedId(text: string, occurrence: number): string {
 }
 
 export class EventIds {
-  private readonly met = new UuidTable();
+  constructor(private readonly met = new UuidTable()) {}
+
+  /** The ids of a summary of the log (log-summary.ts): each one in the log. */
+  static restored(saved: SavedUuidTable): EventIds {
+    return new EventIds(UuidTable.restored(saved));
+  }
+
+  /**
+   * Every id met taken as in the log (an import's own, once appended: its derived ids are then the log's), and the
+   * table as saved, for a summary of the log.
+   */
+  allInLog(): SavedUuidTable {
+    this.met.setAll(IN_LOG);
+    return this.met.saved();
+  }
 
   /** Room for `more` ids than are met now (see UuidTable.reserve). */
   reserve(more: number): void {
     this.met.reserve(this.met.size + more);
   }
 
-  /** An event the log holds. */
-  inLog(id: string): void {
-    this.met.or(id, IN_LOG);
+  /** An event the log holds: whether its id was met before (an event a summary of the log already took in). */
+  inLog(id: string): boolean {
+    return this.met.or(id, IN_LOG) !== 0;
   }
 
   /**

@@ -20,11 +20,12 @@ import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import { type DomainEvent, domainEvent } from '../events/catalog.js';
 import { LearningPacker, PackedData } from '../eventstore/packed-data.js';
-import { type AppendManyResult, type EventStore, type Position, type StreamAppend, startOfLog } from '../eventstore/port.js';
+import { type AppendManyResult, comparePositions, type EventStore, type Position, type StreamAppend, startOfLog } from '../eventstore/port.js';
 import { EventIds } from './event-ids.js';
 import { checkedLine, checkLine, type ImportProblem, type LineResult } from './line-check.js';
 import { checkedLineBatches } from './line-workers.js';
 import { fileLines } from './lines.js';
+import { loadSummary, saveSummary, type SummaryAnchor } from './log-summary.js';
 import { ReferenceDirectory } from './references.js';
 import { type Spool, memorySpool } from './spool.js';
 import { StreamRevisions } from './stream-revisions.js';
@@ -132,6 +133,11 @@ export interface ImportOptions {
   lineWorkers?: number;
   /** importFile: the bytes of a big file each message of a worker covers (tests lower it). */
   lineBlockBytes?: number;
+  /**
+   * Where a summary of the log is kept (log-summary.ts): read first, so that only the log after it is read, and
+   * written again once the import has appended everything. None unless given.
+   */
+  summaryFile?: string;
 }
 
 /** Problems kept to report (the rest are counted). */
@@ -292,7 +298,8 @@ async function importChecked(
       if (options.ownsStore) await store.releaseReadPages?.();
     };
     const releaseEvery = options.releaseEvery ?? RELEASE_EVERY;
-    const { fresh, skipped, revisions, head } = await checkAgainstLog(store, file, spool, lines, packer, expected, onProgress, counter(releaseEvery, release), release);
+    const { summaryFile } = options;
+    const { fresh, skipped, revisions, head, summary, last, summarized } = await checkAgainstLog(store, file, spool, lines, packer, expected, onProgress, counter(releaseEvery, release), release, summaryFile);
     // Every event's data is packed over these shapes (the store writes those its log lacks before the events).
     const shapes = packer.shapes;
     const packedData = store.shapes === undefined ? (bytes: Uint8Array) => packer.unpack(bytes) : (bytes: Uint8Array) => new PackedData(bytes, shapes);
@@ -311,6 +318,11 @@ async function importChecked(
     let size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
     const items = spool.items()[Symbol.iterator]();
     let next = items.next();
+    /** The last event appended while every append took the known revisions: then the log is what was read and what was appended, and nothing else. */
+    let lastAppended: SummaryAnchor | undefined;
+    let allKnown = true;
+    /** The last event a chunk appended with known revisions (its position to come). */
+    let lastOfChunk: Omit<SummaryAnchor, 'position'> | undefined;
     /** Up to `size` spooled events as appends, read from the spool as the store takes them: no chunk is held whole. */
     function* chunkOf(size: number, known: boolean, taken: { n: number }): Generator<StreamAppend> {
       for (; !next.done && taken.n < size; next = items.next(), taken.n++) {
@@ -321,6 +333,7 @@ async function importChecked(
           continue;
         }
         const knownRevision = revisions.next(stream);
+        lastOfChunk = { stream, id: eventId, revision: knownRevision + 1 };
         yield { stream, events, knownRevision };
       }
     }
@@ -342,6 +355,8 @@ async function importChecked(
       if (deferred >= indexEvery) await indexPutOff();
       // Another process appended since: what the import knows of the streams may be stale, so it knows nothing more.
       asOf = result.tookKnown ? result.position : undefined;
+      allKnown &&= result.tookKnown;
+      if (result.tookKnown && lastOfChunk !== undefined && result.position !== undefined) lastAppended = { ...lastOfChunk, position: result.position };
       const took = performance.now() - started;
       appended += taken.n;
       onProgress?.({ phase: 'appending', done: appended, total: fresh });
@@ -354,6 +369,12 @@ async function importChecked(
       size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, CHUNK, Math.round((taken.n * CHUNK_MS) / Math.max(took, 1))));
       await new Promise((resolve) => setTimeout(resolve, Math.max(PAUSE_MS, took)));
     }
+    if (summary !== undefined) {
+      // Up to the import's last event when nothing else was appended meanwhile; else up to the last it read, and the
+      // next import reads this one's events again (taking only their revisions: their ids are in the summary).
+      const anchor = appended > 0 && allKnown ? lastAppended : last;
+      if (anchor !== undefined && (appended > 0 || summarized === undefined || comparePositions(anchor.position, summarized.position) !== 0)) saveSummary(summaryFile!, summary, anchor);
+    }
     return { appended, skipped };
   } finally {
     spool.dispose();
@@ -364,7 +385,8 @@ async function importChecked(
 
 /**
  * Read the log, then check every line against it into the spool. Of what was read, only each stream's revision is
- * kept for the appends: the event ids and the records (a few hundred MB at 1.77M events) are let go of here.
+ * kept for the appends, unless a summary of the log is to be written: the event ids and the records (some 170 MB at
+ * 1.77M events) are let go of here otherwise.
  */
 async function checkAgainstLog(
   store: EventStore,
@@ -376,10 +398,13 @@ async function checkAgainstLog(
   onProgress: OnImportProgress | undefined,
   readMore: (n: number) => Promise<void>,
   logRead: () => Promise<void>,
+  summaryFile: string | undefined,
 ) {
-  const { ids, directory, revisions, head } = await whatTheLogHolds(store, onProgress, readMore);
+  const { ids, directory, revisions, head, last, summarized } = await whatTheLogHolds(store, onProgress, readMore, summaryFile);
   await logRead();
-  return { ...(await checkInto(spool, file, lines, packer, expected, ids, directory)), revisions, head };
+  const checked = await checkInto(spool, file, lines, packer, expected, ids, directory);
+  const summary = summaryFile === undefined ? undefined : { ids, directory, revisions };
+  return { ...checked, revisions, head, summary, last, summarized };
 }
 
 /**
@@ -397,29 +422,36 @@ function counter(every: number, then: () => Promise<void>): (more: number) => Pr
 
 /**
  * What the log already holds: event ids for idempotency, records for references, each stream's last revision, and
- * the position of the last event read (`readMore` told of each batch read).
+ * the position and identity of the last event read (`readMore` told of each batch read). With a summary of the log
+ * (log-summary.ts), only the log after its anchor is read, and an event whose id the summary already has is one the
+ * summary took in (the import that wrote it appended it): its stream's revision is taken, nothing else.
  */
-async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined, readMore: (n: number) => Promise<void>) {
-  const directory = new ReferenceDirectory();
-  const ids = new EventIds();
-  const revisions = new StreamRevisions();
+async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined, readMore: (n: number) => Promise<void>, summaryFile: string | undefined) {
+  const summary = summaryFile === undefined ? undefined : await loadSummary(summaryFile, store);
+  const directory = summary?.directory ?? new ReferenceDirectory();
+  const ids = summary?.ids ?? new EventIds();
+  const revisions = summary?.revisions ?? new StreamRevisions();
+  let last: SummaryAnchor | undefined = summary?.anchor;
   let read = 0;
-  let head = startOfLog;
+  let head = last?.position ?? startOfLog;
   for (;;) {
     const batch = await store.readAll(head, 10_000);
     if (batch.length === 0) break;
     for (const e of batch) {
-      ids.inLog(e.id);
+      const known = ids.inLog(e.id);
       revisions.set(e.stream, e.revision);
+      if (known && summary !== undefined) continue;
       const event = domainEvent(e);
       if (event) directory.record(event);
     }
-    head = batch[batch.length - 1]!.position;
+    const end = batch[batch.length - 1]!;
+    head = end.position;
+    last = { position: end.position, stream: end.stream, revision: end.revision, id: end.id };
     await readMore(batch.length);
     read += batch.length;
     onProgress?.({ phase: 'checking', done: read });
   }
-  return { ids, directory, revisions, head };
+  return { ids, directory, revisions, head, last, summarized: summary?.anchor };
 }
 
 /**

@@ -8,7 +8,7 @@
 import type { DomainEvent } from '../events/catalog.js';
 import { KeyLedger } from '../events/key-ledger.js';
 import { parseEventTimestamp } from '../time.js';
-import { UuidTable } from './uuid-table.js';
+import { type SavedUuidTable, UuidTable } from './uuid-table.js';
 
 const ENTITY_KINDS = [
   'institution',
@@ -43,9 +43,14 @@ const INSTITUTION_SHIFT = 5;
 
 /** Every entity by id, each one number in a UuidTable (an import meets millions of them). */
 class Entities {
-  private readonly table = new UuidTable();
-  private readonly institutions: string[] = [];
-  private readonly institutionCodes = new Map<string, number>();
+  private readonly institutionCodes: Map<string, number>;
+
+  constructor(
+    private readonly table = new UuidTable(),
+    private readonly institutions: string[] = [],
+  ) {
+    this.institutionCodes = new Map(institutions.map((id, code) => [id, code]));
+  }
 
   get(id: string): Entity | undefined {
     const n = this.table.get(id);
@@ -65,6 +70,10 @@ class Entities {
   end(id: string): void {
     const n = this.table.get(id);
     if (n !== undefined && (n & GONE) === 0) this.table.set(id, n + GONE);
+  }
+
+  saved(): { entities: SavedUuidTable; institutions: readonly string[] } {
+    return { entities: this.table.saved(), institutions: [...this.institutions] };
   }
 }
 
@@ -234,11 +243,29 @@ export function factsOf(event: DomainEvent): EventFacts {
   return event.type === 'ApiKeyIssued' ? { ...facts, key: event.data } : facts;
 }
 
+/** A ReferenceDirectory as a summary of the log keeps it (log-summary.ts). */
+export interface SavedDirectory {
+  readonly entities: SavedUuidTable;
+  /** The institutions' ids, by their number in the entities' values. */
+  readonly institutions: readonly string[];
+  /** The keys issued, as [key_sha256, key_id]. */
+  readonly keys: readonly (readonly [string, string])[];
+}
+
 export class ReferenceDirectory {
-  private readonly entities = new Entities();
+  private readonly entities: Entities;
   private readonly keys = new KeyLedger();
   /** The institution the last event that passed belonged to (registered: an institution is never removed). */
   private lastInstitution: string | undefined;
+
+  constructor(saved?: SavedDirectory) {
+    this.entities = saved ? new Entities(UuidTable.restored(saved.entities), [...saved.institutions]) : new Entities();
+    for (const [key_sha256, key_id] of saved?.keys ?? []) this.keys.record({ key_sha256, key_id });
+  }
+
+  saved(): SavedDirectory {
+    return { ...this.entities.saved(), keys: this.keys.issued() };
+  }
 
   /**
    * Fold an event that is already in the log. Only what the read model's

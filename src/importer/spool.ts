@@ -39,7 +39,8 @@ const BUFFER = 4 * 1024 * 1024;
 /** A record's head: its data's length (4 bytes), then its stream's, id's and type's (2 bytes each). */
 const HEAD = 10;
 
-const SPOOL = /^import-(\d+)-[0-9a-f-]+\.spool$/;
+/** A spool's file, or a summary of the log being written (log-summary.ts): named after the process writing it. */
+const SPOOL = /^import-(\d+)-[0-9a-f-]+\.(spool|summary)$/;
 
 /** Whether a process with this id runs (on this machine). */
 function running(pid: number): boolean {
@@ -53,8 +54,8 @@ function running(pid: number): boolean {
 
 /**
  * A spool in a new file in `dir`, removed by dispose. A killed import
- * leaves its file behind: the next file spool in `dir` removes those of
- * processes that no longer run. A record is its head (HEAD), then the
+ * leaves its file behind (or the summary of the log it was writing): the
+ * next file spool in `dir` removes those of processes that no longer run. A record is its head (HEAD), then the
  * stream, id and type in UTF-8, then the data.
  */
 export function fileSpool(dir: string): Spool {

@@ -6,10 +6,22 @@
  * (`AppendManyOptions.asOf`). A stream is named `<kind>-<id>`: one UuidTable
  * a kind, so a million streams take a few tens of megabytes.
  */
-import { UuidTable } from './uuid-table.js';
+import { type SavedUuidTable, UuidTable } from './uuid-table.js';
 
 export class StreamRevisions {
   private readonly byKind = new Map<string, UuidTable>();
+
+  /** The revisions of a summary of the log (log-summary.ts), a table by kind. */
+  static restored(saved: Iterable<readonly [string, SavedUuidTable]>): StreamRevisions {
+    const revisions = new StreamRevisions();
+    for (const [kind, table] of saved) revisions.byKind.set(kind, UuidTable.restored(table));
+    return revisions;
+  }
+
+  /** Each kind's table as saved. */
+  saved(): [string, SavedUuidTable][] {
+    return [...this.byKind].map(([kind, table]) => [kind, table.saved()]);
+  }
 
   /** The stream's last revision, -1 when it has no event. */
   of(stream: string): number {

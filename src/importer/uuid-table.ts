@@ -67,8 +67,17 @@ function hash(w0: number, w1: number, w2: number, w3: number): number {
  */
 const SLOT = 5;
 
+/** A UuidTable as it can be written to a file and read back (log-summary.ts): its slots as they are, and the other keys. */
+export interface SavedUuidTable {
+  readonly capacity: number;
+  readonly taken: number;
+  readonly others: readonly (readonly [string, number])[];
+  /** capacity × SLOT words. */
+  readonly slots: Uint32Array;
+}
+
 export class UuidTable {
-  private slots = new Uint32Array(MIN_CAPACITY * SLOT);
+  private slots: Uint32Array = new Uint32Array(MIN_CAPACITY * SLOT);
   private capacity = MIN_CAPACITY;
   private taken = 0;
   private readonly others = new Map<string, number>();
@@ -76,6 +85,33 @@ export class UuidTable {
 
   get size(): number {
     return this.taken + this.others.size;
+  }
+
+  /** What the table holds, its slots not copied (the table must not change while they are used). */
+  saved(): SavedUuidTable {
+    return { capacity: this.capacity, taken: this.taken, others: [...this.others], slots: this.slots };
+  }
+
+  /** The table a `saved()` was taken from (the slots are taken over, not copied). */
+  static restored(saved: SavedUuidTable): UuidTable {
+    const { capacity, taken, others, slots } = saved;
+    if (!Number.isInteger(capacity) || capacity < MIN_CAPACITY || (capacity & (capacity - 1)) !== 0 || slots.length !== capacity * SLOT || taken > capacity * MAX_LOAD) {
+      throw new RangeError(`not a saved UuidTable (capacity ${capacity}, ${slots.length} words, ${taken} taken)`);
+    }
+    const table = new UuidTable();
+    table.slots = slots;
+    table.capacity = capacity;
+    table.taken = taken;
+    for (const [key, value] of others) table.others.set(key, value);
+    return table;
+  }
+
+  /** Every key's value made `value`. */
+  setAll(value: number): void {
+    if (!Number.isInteger(value) || value < 0 || value > 0xfffffffe) throw new RangeError(`a UuidTable value must be a 32-bit count, not ${value}`);
+    const slots = this.slots;
+    for (let at = 0; at < slots.length; at += SLOT) if (slots[at] !== EMPTY) slots[at] = value + 1;
+    for (const key of this.others.keys()) this.others.set(key, value);
   }
 
   /** The value kept for `key`, or undefined. */

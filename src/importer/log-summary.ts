@@ -1,0 +1,189 @@
+/**
+ * What an import learns of the log before it checks its file (every event id, every record's kind, institution and
+ * state, every key issued, each stream's last revision), kept in a file of the DATA_DIR by each import that
+ * succeeded, with the event it is good up to: the next import reads only the log after that event. Without it every
+ * import read the whole log first: 13 s for a file of one event into a log of 1.77M.
+ *
+ * The file is a cache. It is used only when it was written by this version and the event it names is still in the
+ * log at the same place with the same id (a log replaced by another is read whole again); anything else about it
+ * (missing, truncated, of another version) and the log is read from its start, as before. It is written to a file
+ * of its own, synced, then renamed over the last: a reader sees the old file or the new one, whole.
+ *
+ * Its tables are written as their slots are, so a summary loads with no hashing: about 20 bytes a slot, some
+ * 200 MB at 1.77M events (as much as the import holds of them in memory).
+ */
+import { randomUUID } from 'node:crypto';
+import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { z } from 'zod';
+import type { EventStore, Position } from '../eventstore/port.js';
+import { version } from '../version.js';
+import { EventIds } from './event-ids.js';
+import { ReferenceDirectory } from './references.js';
+import { StreamRevisions } from './stream-revisions.js';
+import type { SavedUuidTable } from './uuid-table.js';
+
+/** What the log holds as of `head` (the position of its last event read): what an import checks its file against. */
+export interface LogSummary {
+  readonly ids: EventIds;
+  readonly directory: ReferenceDirectory;
+  readonly revisions: StreamRevisions;
+}
+
+/** The event a summary is good up to (included): where the log is read on from, and how it is known to be the same log. */
+export interface SummaryAnchor {
+  readonly position: Position;
+  readonly stream: string;
+  readonly revision: number;
+  readonly id: string;
+}
+
+/** Bump when what a summary keeps, or what the import folds into it, changes. */
+const FORMAT = 1;
+const MAGIC = Buffer.from('VMLOGSUM', 'latin1');
+/** The magic, the format, and the header's length in bytes. */
+const PREAMBLE = MAGIC.length + 8;
+/** Words a UuidTable slot takes (see uuid-table.ts). */
+const SLOT_WORDS = 5;
+
+const tableHeader = z.object({
+  name: z.string(),
+  capacity: z.number().int().positive(),
+  taken: z.number().int().nonnegative(),
+  others: z.array(z.tuple([z.string(), z.number().int().nonnegative()])),
+});
+
+const header = z.object({
+  version: z.string(),
+  anchor: z.object({ commit: z.string(), prepare: z.string(), stream: z.string(), revision: z.number().int().nonnegative(), id: z.string() }),
+  institutions: z.array(z.string()),
+  keys: z.array(z.tuple([z.string(), z.string()])),
+  /** In the order their slots follow the header. */
+  tables: z.array(tableHeader),
+  /** The whole file's size: a file cut short is no summary. */
+  bytes: z.number().int().positive(),
+});
+type Header = z.infer<typeof header>;
+
+const ENTITIES = 'entities';
+const IDS = 'ids';
+const REVISIONS = 'revisions:';
+
+/**
+ * Write the summary of the log up to `anchor`. The event ids must all be in the log by now (`EventIds.allInLog`):
+ * call it only once every event the import checked was appended. Failing to write leaves the last summary as it was.
+ */
+export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAnchor): void {
+  const directory = summary.directory.saved();
+  const tables: [string, SavedUuidTable][] = [[IDS, summary.ids.allInLog()], [ENTITIES, directory.entities], ...summary.revisions.saved().map(([kind, t]): [string, SavedUuidTable] => [REVISIONS + kind, t])];
+  const described = (bytes: number): Header => ({
+    version: versionTag(),
+    anchor: { commit: String(anchor.position.commit), prepare: String(anchor.position.prepare), stream: anchor.stream, revision: anchor.revision, id: anchor.id },
+    institutions: [...directory.institutions],
+    keys: directory.keys.map(([sha, id]) => [sha, id]),
+    tables: tables.map(([name, t]) => ({ name, capacity: t.capacity, taken: t.taken, others: t.others.map(([k, v]) => [k, v]) })),
+    bytes,
+  });
+  const slotBytes = tables.reduce((sum, [, t]) => sum + t.slots.byteLength, 0);
+  // The header holds the file's size, which holds the header's: its length settles at the second try at most.
+  let json = Buffer.from(JSON.stringify(described(0)));
+  for (let size = 0; size !== PREAMBLE + json.length + slotBytes; ) {
+    size = PREAMBLE + json.length + slotBytes;
+    json = Buffer.from(JSON.stringify(described(size)));
+  }
+  const preamble = Buffer.alloc(PREAMBLE);
+  MAGIC.copy(preamble);
+  preamble.writeUInt32LE(FORMAT, MAGIC.length);
+  preamble.writeUInt32LE(json.length, MAGIC.length + 4);
+  // Named as a spool is: one a killed import left is removed by the next import (spool.ts).
+  const temporary = join(dirname(file), `import-${process.pid}-${randomUUID()}.summary`);
+  try {
+    const fd = openSync(temporary, 'w');
+    try {
+      writeAll(fd, preamble);
+      writeAll(fd, json);
+      for (const [, t] of tables) writeAll(fd, new Uint8Array(t.slots.buffer, t.slots.byteOffset, t.slots.byteLength));
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, file);
+  } catch {
+    rmSync(temporary, { force: true });
+  }
+}
+
+/**
+ * The summary in `file` and the event it is good up to, when it is this version's, whole, and that event is still in
+ * the log where it was; else undefined (read the log from its start).
+ */
+export async function loadSummary(file: string, store: EventStore): Promise<(LogSummary & { anchor: SummaryAnchor }) | undefined> {
+  const read = readSummary(file);
+  if (read === undefined) return undefined;
+  const { anchor } = read;
+  const [event] = await store.readStream(anchor.stream, anchor.revision, 1);
+  const same = event !== undefined && event.id === anchor.id && event.revision === anchor.revision && event.position.commit === anchor.position.commit && event.position.prepare === anchor.position.prepare;
+  return same ? read : undefined;
+}
+
+function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | undefined {
+  let fd: number;
+  try {
+    fd = openSync(file, 'r');
+  } catch {
+    return undefined;
+  }
+  try {
+    const size = fstatSync(fd).size;
+    const preamble = Buffer.alloc(PREAMBLE);
+    if (size < PREAMBLE || readSync(fd, preamble, 0, PREAMBLE, 0) !== PREAMBLE || !preamble.subarray(0, MAGIC.length).equals(MAGIC)) return undefined;
+    if (preamble.readUInt32LE(MAGIC.length) !== FORMAT) return undefined;
+    const length = preamble.readUInt32LE(MAGIC.length + 4);
+    if (PREAMBLE + length > size) return undefined;
+    const json = Buffer.alloc(length);
+    if (readSync(fd, json, 0, length, PREAMBLE) !== length) return undefined;
+    const parsed = header.safeParse(JSON.parse(json.toString('utf8')));
+    if (!parsed.success) return undefined;
+    const h = parsed.data;
+    const slotBytes = h.tables.reduce((sum, t) => sum + t.capacity * SLOT_WORDS * 4, 0);
+    if (h.version !== versionTag() || h.bytes !== size || PREAMBLE + length + slotBytes !== size) return undefined;
+    let at = PREAMBLE + length;
+    const tables = new Map<string, SavedUuidTable>();
+    for (const t of h.tables) {
+      const slots = new Uint32Array(t.capacity * SLOT_WORDS);
+      const bytes = new Uint8Array(slots.buffer);
+      for (let done = 0; done < bytes.length; ) {
+        const n = readSync(fd, bytes, done, bytes.length - done, at + done);
+        if (n === 0) return undefined;
+        done += n;
+      }
+      at += bytes.length;
+      tables.set(t.name, { capacity: t.capacity, taken: t.taken, others: t.others, slots });
+    }
+    const ids = tables.get(IDS);
+    const entities = tables.get(ENTITIES);
+    if (ids === undefined || entities === undefined) return undefined;
+    const revisions = [...tables].filter(([name]) => name.startsWith(REVISIONS)).map(([name, t]): [string, SavedUuidTable] => [name.slice(REVISIONS.length), t]);
+    const a = h.anchor;
+    return {
+      ids: EventIds.restored(ids),
+      directory: new ReferenceDirectory({ entities, institutions: h.institutions, keys: h.keys }),
+      revisions: StreamRevisions.restored(revisions),
+      anchor: { position: { commit: BigInt(a.commit), prepare: BigInt(a.prepare) }, stream: a.stream, revision: a.revision, id: a.id },
+    };
+  } catch {
+    // Not a summary after all (a table whose slots do not fit its capacity, a position that is not a number…).
+    return undefined;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/** The format and the version of the service that wrote it: what an import folds into a summary may change with either. */
+function versionTag(): string {
+  return `${FORMAT}/${version()}`;
+}
+
+function writeAll(fd: number, bytes: Uint8Array): void {
+  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
+}
