@@ -103,6 +103,7 @@ t.test('import: importing a file again appends nothing', async (t) => {
   t.teardown(tmp.remove);
   const first = await vmApi(tmp.dir, 'import', join(ROOT, 'fixtures', 'demo.ndjson'));
   t.match(first.stdout, new RegExp(`${demo.length} events appended, 0 already in the log`));
+  t.ok(existsSync(join(tmp.dir, 'import-summary')), 'a summary of the log left for the next import (import-summary.test.ts)');
   const size = await logSize(tmp.dir);
   const second = await vmApi(tmp.dir, 'import', join(ROOT, 'fixtures', 'demo.ndjson'));
   t.equal(second.code, 0);

@@ -93,6 +93,18 @@ t.test('answers as a Map does, for keys of every shape, through growth and room 
   t.equal(table.get(randomUUID()), undefined, 'an unknown key has no value');
   t.throws(() => table.set(randomUUID(), -1), RangeError, 'a value must be a 32-bit count');
   t.throws(() => table.set(randomUUID(), 2 ** 32 - 1), RangeError);
+
+  // As a summary of the log saves it (its slots written as they are) and loads it.
+  const saved = table.saved();
+  const copy = UuidTable.restored({ ...saved, slots: saved.slots.slice(), others: saved.others.map(([k, v]) => [k, v] as const) });
+  for (const key of keys) if (copy.get(key) !== model.get(key)) wrong++;
+  t.equal(wrong, 0, `restored from its saved form, every answer as the Map's (seed ${seed})`);
+  t.equal(copy.size, model.size);
+  copy.setAll(1);
+  for (const key of keys) if (copy.get(key) !== 1 || table.get(key) !== model.get(key)) wrong++;
+  t.equal(wrong, 0, 'setAll gives every key that value (and the table it was copied from keeps its own)');
+  t.throws(() => UuidTable.restored({ ...saved, slots: saved.slots.subarray(5) }), RangeError, 'slots that do not fit the capacity are no table');
+  t.throws(() => UuidTable.restored({ ...saved, capacity: saved.capacity + 1, slots: new Uint32Array((saved.capacity + 1) * 5) }), RangeError, 'nor is a capacity not a power of two');
 });
 
 t.test("an import's stream revisions answer as a Map does, for streams of every kind and name", async (t) => {
@@ -130,4 +142,7 @@ t.test("an import's stream revisions answer as a Map does, for streams of every 
   for (const stream of streams) if (revisions.of(stream) !== model.get(stream)) wrong++;
   t.equal(wrong, 0, `and after them all (seed ${seed})`);
   t.equal(revisions.of(`shift-${randomUUID()}`), -1, 'a stream never set has no event');
+  const restored = StreamRevisions.restored(revisions.saved());
+  for (const stream of streams) if (restored.of(stream) !== model.get(stream)) wrong++;
+  t.equal(wrong, 0, 'restored from its saved form, every stream as before');
 });
