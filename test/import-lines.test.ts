@@ -12,6 +12,7 @@ import { open } from 'lmdb';
 import t from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { type EventStore, startOfLog } from '../src/eventstore/port.js';
+import { listLog } from '../src/cli/listing.js';
 import { ImportError, importEvents, importFile } from '../src/importer/import.js';
 import { blockLines, fileLines } from '../src/importer/lines.js';
 import { fileSpool } from '../src/importer/spool.js';
@@ -289,10 +290,14 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
     const path = join(temp.dir, name);
     const store = EmbeddedEventStore.open(path);
     try {
-      const result = await importFile(store, good, options);
+      const summaryFile = join(temp.dir, `${name}-summary`);
+      const result = await importFile(store, good, { ...options, summaryFile });
       const events = (await store.readAll(startOfLog, 100_000)).map(({ id, type, stream, data }) => ({ id, type, stream, data }));
       const renamedStream = (await store.readStream(`category-${renamed}`)).map((e) => [e.revision, e.type]);
-      return { result, events, renamedStream };
+      // The CLI's listing from the summary the import wrote (the file's keys and institutions folded as checked), and from the log.
+      const listing = (await listLog(store, summaryFile)).saved();
+      const listingOfLog = (await listLog(store, join(temp.dir, 'no-summary'))).saved();
+      return { result, events, renamedStream, listing, listingOfLog };
     } finally {
       await store.close();
     }
@@ -303,6 +308,8 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   t.equal(here.result.appended, lines.filter((line) => line !== '').length, 'every line appended');
   t.same(here.renamedStream, [[0, 'CategoryCreated'], [1, 'CategoryUpdated'], [2, 'CategoryUpdated']]);
   t.same(onWorkers, here, 'the same events, in the same order, with the same ids (derived ones included), and the same streams');
+  t.same(here.listing, here.listingOfLog, "the listing in the import's summary is the log's");
+  t.ok(here.listing.keys.length > 0 && here.listing.institutions.length > 0, 'with its keys and institutions');
   // The workers pack what they know the shapes of, this thread the rest (the first of each shape, and those in
   // batches packed before they heard of it): the log holds the bytes packing on this thread alone writes.
   t.same(logBytes(join(temp.dir, 'workers')), logBytes(join(temp.dir, 'here')), 'the same bytes in the log');

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import type { EventStore } from '../src/eventstore/port.js';
+import { listLog } from '../src/cli/listing.js';
 import { ImportError, importEvents } from '../src/importer/import.js';
 import { readFixture, tempDir } from './helpers.js';
 
@@ -154,4 +155,27 @@ t.test('a summary is used only for the log it was made of, whole, and a failed i
     [],
     'and nothing else in the DATA_DIR',
   );
+});
+
+t.test("the CLI's listing (keys, institutions, records per resource) from the summary and the log after it is the listing of the whole log", async (t) => {
+  const { dir, real, store, counted, summaryFile } = await demoLog(t);
+  const key = randomUUID();
+  const text = [
+    line('ApiKeyIssued', { key_id: key, key_sha256: 'ab'.repeat(32), label: 'from a file' }),
+    line('InstitutionUpdated', { name: 'Riverside, renamed' }),
+    categoryCreated(randomUUID()),
+  ].join('\n');
+  t.same(await importEvents(store, 'keys.ndjson', text, { summaryFile }), { appended: 3, skipped: 0 });
+  // Another writer revokes the key the file issued.
+  await real.append(`apikey-${key}`, [{ id: randomUUID(), type: 'ApiKeyRevoked', data: { institution_id: riverside, occurred_at: '2026-10-02T10:00:00Z', key_id: key } }]);
+  counted.read = 0;
+  const listed = await listLog(store, summaryFile);
+  t.equal(counted.read, 1, 'only the event after the summary read');
+  const whole = await listLog(store, join(dir, 'no-summary'));
+  t.ok(counted.read > 400, 'without a summary, the whole log read');
+  t.same(listed.saved(), whole.saved(), 'the same listing either way');
+  t.match(listed.keys.get(key), { institution: riverside, label: 'from a file', created: occurred_at, revoked: '2026-10-02T10:00:00Z' });
+  const institution = listed.institutions.get(riverside)!;
+  t.equal(institution.name, 'Riverside, renamed');
+  t.ok((institution.records.get('categories') ?? 0) > 1, `categories counted (${institution.records.get('categories')})`);
 });

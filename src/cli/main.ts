@@ -156,8 +156,8 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   }
 }
 
-/** The summary of the log an import reads first and writes last (log-summary.ts), in the DATA_DIR. */
-const IMPORT_SUMMARY = 'import-summary';
+/** The summary of the log an import reads first and writes last (log-summary.ts), in the DATA_DIR; keys and institutions commands read it too. */
+const summaryOf = (config: Config) => join(config.DATA_DIR, 'import-summary');
 
 async function importFiles(config: Config, args: string[]): Promise<void> {
   // Anything that looks like an option is one (and none is known), never a file name.
@@ -173,7 +173,7 @@ async function importFiles(config: Config, args: string[]): Promise<void> {
       // Checked events wait in a file next to the log: an import's memory does not grow with its file.
       mkdirSync(config.DATA_DIR, { recursive: true });
       const spool = fileSpool(config.DATA_DIR);
-      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true, summaryFile: join(config.DATA_DIR, IMPORT_SUMMARY) }).finally(() => progress.done());
+      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true, summaryFile: summaryOf(config) }).finally(() => progress.done());
       const seconds = (performance.now() - started) / 1000;
       console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
     }
@@ -273,7 +273,7 @@ async function keys(config: Config, args: string[]): Promise<void> {
   const store = openEventStore(config);
   try {
     const now = new Date().toISOString();
-    const { keys: issued, institutions } = await listLog(store);
+    const { keys: issued, institutions } = await listLog(store, summaryOf(config));
     if (action === 'list') {
       const wanted = values.institution?.toLowerCase();
       const rows = [...issued.values()].filter((k) => wanted === undefined || k.institution === wanted);
@@ -285,7 +285,7 @@ async function keys(config: Config, args: string[]): Promise<void> {
       const key = `vm_${randomBytes(24).toString('base64url')}`;
       const keyId = randomUUID();
       const data = { institution_id: institution, occurred_at: now, key_id: keyId, key_sha256: sha256(key), ...(values.label ? { label: values.label } : {}) };
-      await appendChecked(store, 'keys issue', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyIssued', data) }]);
+      await appendChecked(store, 'keys issue', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyIssued', data) }], { summaryFile: summaryOf(config) });
       console.log(`key_id: ${keyId}\napi key: ${key}\n(the key is shown only now; only its hash is stored)`);
     } else {
       const keyId = positionals[0]?.toLowerCase();
@@ -299,7 +299,7 @@ async function keys(config: Config, args: string[]): Promise<void> {
         return;
       }
       const data = { institution_id: key.institution, occurred_at: now, key_id: keyId };
-      await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }]);
+      await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }], { summaryFile: summaryOf(config) });
       console.log(`revoked ${keyId}`);
     }
   } finally {
@@ -312,7 +312,7 @@ async function institutionsList(config: Config, args: string[]): Promise<void> {
   if (action !== 'list') throw new UsageError('institutions list');
   const store = openEventStore(config);
   try {
-    const { institutions } = await listLog(store);
+    const { institutions } = await listLog(store, summaryOf(config));
     const rows = [...institutions.values()].map((i) => [i.id, i.name, ...listedResources.map((r) => String(i.records.get(r) ?? 0))]);
     console.log(table([['id', 'name', ...listedResources], ...rows]));
   } finally {

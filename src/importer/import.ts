@@ -18,17 +18,14 @@
  */
 import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
-import { type DomainEvent, domainEvent } from '../events/catalog.js';
+import type { DomainEvent } from '../events/catalog.js';
 import { LearningPacker, PackedData } from '../eventstore/packed-data.js';
-import { type AppendManyResult, comparePositions, type EventStore, type Position, type StreamAppend, startOfLog } from '../eventstore/port.js';
-import { EventIds } from './event-ids.js';
+import { type AppendManyResult, comparePositions, type EventStore, type Position, type StreamAppend } from '../eventstore/port.js';
 import { checkedLine, checkLine, type ImportProblem, type LineResult } from './line-check.js';
 import { checkedLineBatches } from './line-workers.js';
 import { fileLines } from './lines.js';
-import { loadSummary, saveSummary, type SummaryAnchor } from './log-summary.js';
-import { ReferenceDirectory } from './references.js';
+import { type LogSummary, saveSummary, type SummaryAnchor, whatTheLogHolds } from './log-summary.js';
 import { type Spool, memorySpool } from './spool.js';
-import { StreamRevisions } from './stream-revisions.js';
 
 export type { ImportProblem } from './line-check.js';
 export type { SpooledEvent } from './spool.js';
@@ -188,7 +185,7 @@ const PAUSE_MS = 5;
  * a million events an import of 1.77M had nearly the whole log mapped again: 740 MB before its last release. Every
  * 25,000: VmHWM 1.10–1.25 GB → 0.96 GB, in the same time.
  */
-const RELEASE_EVERY = 25_000;
+export const RELEASE_EVERY = 25_000;
 
 /**
  * Events whose stream entries an import alone with the log puts off, at most: then it writes them (in slices of
@@ -400,10 +397,10 @@ async function checkAgainstLog(
   logRead: () => Promise<void>,
   summaryFile: string | undefined,
 ) {
-  const { ids, directory, revisions, head, last, summarized } = await whatTheLogHolds(store, onProgress, readMore, summaryFile);
+  const { ids, directory, revisions, listing, head, last, summarized } = await whatTheLogHolds(store, { onProgress, readMore, summaryFile });
   await logRead();
-  const checked = await checkInto(spool, file, lines, packer, expected, ids, directory);
-  const summary = summaryFile === undefined ? undefined : { ids, directory, revisions };
+  const checked = await checkInto(spool, file, lines, packer, expected, { ids, directory, listing });
+  const summary = summaryFile === undefined ? undefined : { ids, directory, revisions, listing };
   return { ...checked, revisions, head, summary, last, summarized };
 }
 
@@ -411,47 +408,13 @@ async function checkAgainstLog(
  * A count that calls `then` each time it passes another multiple of `every` (a batch that passes several calls it
  * once); resolves once `then` has.
  */
-function counter(every: number, then: () => Promise<void>): (more: number) => Promise<void> {
+export function counter(every: number, then: () => Promise<void>): (more: number) => Promise<void> {
   let count = 0;
   return async (more) => {
     const before = Math.floor(count / every);
     count += more;
     if (Math.floor(count / every) > before) await then();
   };
-}
-
-/**
- * What the log already holds: event ids for idempotency, records for references, each stream's last revision, and
- * the position and identity of the last event read (`readMore` told of each batch read). With a summary of the log
- * (log-summary.ts), only the log after its anchor is read, and an event whose id the summary already has is one the
- * summary took in (the import that wrote it appended it): its stream's revision is taken, nothing else.
- */
-async function whatTheLogHolds(store: EventStore, onProgress: OnImportProgress | undefined, readMore: (n: number) => Promise<void>, summaryFile: string | undefined) {
-  const summary = summaryFile === undefined ? undefined : await loadSummary(summaryFile, store);
-  const directory = summary?.directory ?? new ReferenceDirectory();
-  const ids = summary?.ids ?? new EventIds();
-  const revisions = summary?.revisions ?? new StreamRevisions();
-  let last: SummaryAnchor | undefined = summary?.anchor;
-  let read = 0;
-  let head = last?.position ?? startOfLog;
-  for (;;) {
-    const batch = await store.readAll(head, 10_000);
-    if (batch.length === 0) break;
-    for (const e of batch) {
-      const known = ids.inLog(e.id);
-      revisions.set(e.stream, e.revision);
-      if (known && summary !== undefined) continue;
-      const event = domainEvent(e);
-      if (event) directory.record(event);
-    }
-    const end = batch[batch.length - 1]!;
-    head = end.position;
-    last = { position: end.position, stream: end.stream, revision: end.revision, id: end.id };
-    await readMore(batch.length);
-    read += batch.length;
-    onProgress?.({ phase: 'checking', done: read });
-  }
-  return { ids, directory, revisions, head, last, summarized: summary?.anchor };
 }
 
 /**
@@ -466,8 +429,7 @@ async function checkInto(
   lines: LineBatches,
   packer: LearningPacker,
   expected: ExpectedLines,
-  ids: EventIds,
-  directory: ReferenceDirectory,
+  { ids, directory, listing }: Pick<LogSummary, 'ids' | 'directory' | 'listing'>,
 ): Promise<{ fresh: number; skipped: number }> {
   const refused = new Problems();
   const unresolved = new Problems();
@@ -498,6 +460,7 @@ async function checkInto(
       // Data a worker could not pack (of a shape the packer had not met when it was packed) is packed here, in order.
       const data = typeof parsed.data === 'string' ? packer.pack(JSON.parse(parsed.data)) : parsed.data;
       spool.write({ stream: parsed.stream, id: eventId, type: parsed.type, data });
+      listing.fold(parsed.type, parsed.facts.institution, () => packer.unpack(data) as Record<string, unknown>);
       fresh++;
     }
   }

@@ -16,18 +16,21 @@ import { randomUUID } from 'node:crypto';
 import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { z } from 'zod';
-import type { EventStore, Position } from '../eventstore/port.js';
+import { domainEvent } from '../events/catalog.js';
+import { type EventStore, type Position, startOfLog } from '../eventstore/port.js';
 import { version } from '../version.js';
 import { EventIds } from './event-ids.js';
+import { LogListing, savedListing } from './log-listing.js';
 import { ReferenceDirectory } from './references.js';
 import { StreamRevisions } from './stream-revisions.js';
 import type { SavedUuidTable } from './uuid-table.js';
 
-/** What the log holds as of `head` (the position of its last event read): what an import checks its file against. */
+/** What the log holds as of an event: what an import checks its file against, and what the CLI lists. */
 export interface LogSummary {
   readonly ids: EventIds;
   readonly directory: ReferenceDirectory;
   readonly revisions: StreamRevisions;
+  readonly listing: LogListing;
 }
 
 /** The event a summary is good up to (included): where the log is read on from, and how it is known to be the same log. */
@@ -58,6 +61,7 @@ const header = z.object({
   anchor: z.object({ commit: z.string(), prepare: z.string(), stream: z.string(), revision: z.number().int().nonnegative(), id: z.string() }),
   institutions: z.array(z.string()),
   keys: z.array(z.tuple([z.string(), z.string()])),
+  listing: savedListing,
   /** In the order their slots follow the header. */
   tables: z.array(tableHeader),
   /** The whole file's size: a file cut short is no summary. */
@@ -81,6 +85,7 @@ export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAn
     anchor: { commit: String(anchor.position.commit), prepare: String(anchor.position.prepare), stream: anchor.stream, revision: anchor.revision, id: anchor.id },
     institutions: [...directory.institutions],
     keys: directory.keys.map(([sha, id]) => [sha, id]),
+    listing: summary.listing.saved(),
     tables: tables.map(([name, t]) => ({ name, capacity: t.capacity, taken: t.taken, others: t.others.map(([k, v]) => [k, v]) })),
     bytes,
   });
@@ -126,6 +131,47 @@ export async function loadSummary(file: string, store: EventStore): Promise<(Log
   return same ? read : undefined;
 }
 
+/**
+ * What the log holds: event ids for idempotency, records for references, each stream's last revision, the listing,
+ * and the position and identity of the last event read (`readMore` told of each batch read). With a summary of the
+ * log (`summaryFile`), only the log after its anchor is read, and an event whose id the summary already has is one the
+ * summary took in (the import that wrote it appended it): its stream's revision is taken, nothing else.
+ */
+export async function whatTheLogHolds(
+  store: EventStore,
+  options: { summaryFile?: string | undefined; onProgress?: ((progress: { phase: 'checking'; done: number }) => void) | undefined; readMore?: (n: number) => Promise<void> },
+) {
+  const { summaryFile, onProgress, readMore } = options;
+  const summary = summaryFile === undefined ? undefined : await loadSummary(summaryFile, store);
+  const directory = summary?.directory ?? new ReferenceDirectory();
+  const ids = summary?.ids ?? new EventIds();
+  const revisions = summary?.revisions ?? new StreamRevisions();
+  const listing = summary?.listing ?? new LogListing();
+  let last: SummaryAnchor | undefined = summary?.anchor;
+  let read = 0;
+  let head = last?.position ?? startOfLog;
+  for (;;) {
+    const batch = await store.readAll(head, 10_000);
+    if (batch.length === 0) break;
+    for (const e of batch) {
+      const known = ids.inLog(e.id);
+      revisions.set(e.stream, e.revision);
+      if (known && summary !== undefined) continue;
+      const event = domainEvent(e);
+      if (event === undefined) continue;
+      directory.record(event);
+      listing.fold(event.type, event.data.institution_id, () => event.data);
+    }
+    const end = batch[batch.length - 1]!;
+    head = end.position;
+    last = { position: end.position, stream: end.stream, revision: end.revision, id: end.id };
+    await readMore?.(batch.length);
+    read += batch.length;
+    onProgress?.({ phase: 'checking', done: read });
+  }
+  return { ids, directory, revisions, listing, head, last, summarized: summary?.anchor, read };
+}
+
 function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | undefined {
   let fd: number;
   try {
@@ -169,6 +215,7 @@ function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | u
       ids: EventIds.restored(ids),
       directory: new ReferenceDirectory({ entities, institutions: h.institutions, keys: h.keys }),
       revisions: StreamRevisions.restored(revisions),
+      listing: new LogListing(h.listing),
       anchor: { position: { commit: BigInt(a.commit), prepare: BigInt(a.prepare) }, stream: a.stream, revision: a.revision, id: a.id },
     };
   } catch {

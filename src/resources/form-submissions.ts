@@ -1,5 +1,4 @@
 /** Form submissions: declaration, search parameters (incl. question and answer together) and JSON. */
-import type { ReadView } from '../../projections/projection.js';
 import type { FormSubmissionRecord } from '../../projections/records.js';
 import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';

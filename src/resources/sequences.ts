@@ -1,5 +1,4 @@
 /** Sequences and user sequences: declarations, search parameters and JSON. */
-import type { ReadView } from '../../projections/projection.js';
 import type { SequenceRecord, UserSequenceRecord } from '../../projections/records.js';
 import { byCreatedAt, syncOrderings, updatedAtParam } from './created-order.js';
 import type { ResourceDef } from '../query/resource.js';
