@@ -23,7 +23,7 @@ import { EventIds } from './event-ids.js';
 import { LogListing, savedListing } from './log-listing.js';
 import { ReferenceDirectory } from './references.js';
 import { StreamRevisions } from './stream-revisions.js';
-import type { SavedUuidTable } from './uuid-table.js';
+import { type SavedUuidTable, SLOT } from './uuid-table.js';
 
 /** What the log holds as of an event: what an import checks its file against, and what the CLI lists. */
 export interface LogSummary {
@@ -46,8 +46,6 @@ const FORMAT = 1;
 const MAGIC = Buffer.from('VMLOGSUM', 'latin1');
 /** The magic, the format, and the header's length in bytes. */
 const PREAMBLE = MAGIC.length + 8;
-/** Words a UuidTable slot takes (see uuid-table.ts). */
-const SLOT_WORDS = 5;
 
 const tableHeader = z.object({
   name: z.string(),
@@ -191,12 +189,12 @@ function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | u
     const parsed = header.safeParse(JSON.parse(json.toString('utf8')));
     if (!parsed.success) return undefined;
     const h = parsed.data;
-    const slotBytes = h.tables.reduce((sum, t) => sum + t.capacity * SLOT_WORDS * 4, 0);
+    const slotBytes = h.tables.reduce((sum, t) => sum + t.capacity * SLOT * 4, 0);
     if (h.version !== versionTag() || h.bytes !== size || PREAMBLE + length + slotBytes !== size) return undefined;
     let at = PREAMBLE + length;
     const tables = new Map<string, SavedUuidTable>();
     for (const t of h.tables) {
-      const slots = new Uint32Array(t.capacity * SLOT_WORDS);
+      const slots = new Uint32Array(t.capacity * SLOT);
       const bytes = new Uint8Array(slots.buffer);
       for (let done = 0; done < bytes.length; ) {
         const n = readSync(fd, bytes, done, bytes.length - done, at + done);
