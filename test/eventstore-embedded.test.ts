@@ -430,6 +430,19 @@ t.test("data packed ahead of the append (an import's) is stored as the very byte
   );
 });
 
+t.test('the learning packer unpacks what it packed, past the 32 shared shapes, and learns nothing from it', async (t) => {
+  const packer = new LearningPacker([]);
+  const values = Array.from({ length: 40 }, (_, i) => ({ [`key${i}`]: i, shared: 'x' }));
+  const packed = values.map((v) => packer.pack(v));
+  const shapes = packer.shapes.length;
+  t.equal(shapes, 32, 'msgpackr shares 32 shapes; the rest are defined within their values');
+  t.same(
+    packed.map((bytes) => packer.unpack(bytes)),
+    values,
+  );
+  t.equal(packer.shapes.length, shapes, 'its shapes as they were (its own Packr would have added the ones it read)');
+});
+
 t.test('packed data: revisions of every width, the same bytes as an append of the data', async (t) => {
   const dir = tempDir('vm-store-');
   t.teardown(dir.remove);

@@ -3,7 +3,7 @@
  * that the next import reads only the log after it — and checks its file exactly as if it had read the whole log.
  */
 import { randomUUID } from 'node:crypto';
-import { readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import t, { type Test } from 'tap';
 import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
@@ -178,4 +178,22 @@ t.test("the CLI's listing (keys, institutions, records per resource) from the su
   const institution = listed.institutions.get(riverside)!;
   t.equal(institution.name, 'Riverside, renamed');
   t.ok((institution.records.get('categories') ?? 0) > 1, `categories counted (${institution.records.get('categories')})`);
+});
+
+t.test('a listing that read many events past the summary (or had none) writes one', async (t) => {
+  const { dir, real, store, counted } = await demoLog(t);
+  const summaryFile = join(dir, 'listed-summary');
+  await listLog(store, summaryFile, 1_000);
+  t.notOk(existsSync(summaryFile), 'fewer events than the threshold: none written');
+  counted.read = 0;
+  const whole = (await listLog(store, summaryFile, 100)).saved();
+  t.ok(existsSync(summaryFile) && counted.read > 400, `the whole log read (${counted.read} events), and a summary written`);
+  counted.read = 0;
+  t.same((await listLog(store, summaryFile, 100)).saved(), whole, 'the next listing the same');
+  t.equal(counted.read, 0, 'from the summary alone');
+  await real.append(`category-${randomUUID()}`, [{ id: randomUUID(), type: 'CategoryCreated', data: JSON.parse(categoryCreated(randomUUID())).data }]);
+  const category = randomUUID();
+  counted.read = 0;
+  t.same(await importEvents(store, 'x.ndjson', [categoryCreated(category), opportunityCreated(randomUUID(), category)].join('\n'), { summaryFile }), { appended: 2, skipped: 0 });
+  t.equal(counted.read, 1, "an import reads only what came after the listing's summary");
 });

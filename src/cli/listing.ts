@@ -13,12 +13,12 @@ export const listedResources = ['shifts', 'opportunities', 'categories', 'profil
 const SUMMARIZE_FROM = 100_000;
 
 /** The listing of the whole log: from its summary (`summaryFile`, see log-summary.ts) and the events after it, or from every event. */
-export async function listLog(store: EventStore, summaryFile: string): Promise<LogListing> {
+export async function listLog(store: EventStore, summaryFile: string, summarizeFrom = SUMMARIZE_FROM): Promise<LogListing> {
   // The store is the command's own: the log's pages read are let go of as an import's are (a whole log read kept
   // them mapped: 1.3 GB at 1.77M events, against 0.6 GB).
   const readMore = counter(RELEASE_EVERY, async () => store.releaseReadPages?.());
   const { read, last, ...summary } = await whatTheLogHolds(store, { summaryFile, readMore });
-  if (read >= SUMMARIZE_FROM && last !== undefined) saveSummary(summaryFile, summary, last);
+  if (read >= summarizeFrom && last !== undefined) saveSummary(summaryFile, summary, last);
   return summary.listing;
 }
 

@@ -66,9 +66,13 @@ export class LearningPacker {
     return more;
   }
 
-  /** `bytes` (packed by it, or over any of its shapes) as data again. */
+  /**
+   * `bytes` (packed by it, or over any of its shapes) as data again. Not by its own Packr: unpacking a value that
+   * defines its record within itself (past the 32 shared shapes) adds that record to the Packr's structures, and the
+   * log would then be given 33 shared shapes (the next import's packer refused them).
+   */
   unpack(bytes: Uint8Array): unknown {
-    return this.packr.unpack(bytes);
+    return unpacked(new PackedData(bytes, this.structures));
   }
 
   get shapes(): Shapes {
