@@ -461,6 +461,29 @@ t.test('packed data: revisions of every width, the same bytes as an append of th
   t.same(logBytes(join(dir.dir, 'packed')), logBytes(join(dir.dir, 'plain')), 'the same bytes');
 });
 
+t.test('packed data over more shapes than lmdb-js shares: the log keeps 32, and the same bytes', async (t) => {
+  const dir = tempDir('vm-store-');
+  t.teardown(dir.remove);
+  const [plain, packed] = [EmbeddedEventStore.open(join(dir.dir, 'plain')), EmbeddedEventStore.open(join(dir.dir, 'packed'))];
+  const packer = new LearningPacker(await packed.shapes());
+  const events = Array.from({ length: 40 }, (_, i) => ({ id: randomUUID(), type: 'ShiftCreated', data: { [`key${i}`]: i } }));
+  const bytes = events.map((e) => packer.pack(e.data));
+  t.equal(packer.shapes.length, 32, 'msgpackr shares 32 shapes; the others are defined within their values');
+  // Shapes past those 32 (a packer's Packr once added those it read: see LearningPacker.unpack).
+  const shapes = [...packer.shapes, ['not', 'shared']];
+  for (const [i, e] of events.entries()) {
+    await plain.append(`shift-${i}`, [e]);
+    await packed.appendMany([{ stream: `shift-${i}`, events: [{ ...e, data: new PackedData(bytes[i]!, shapes) }] }]);
+  }
+  const logShapes = await packed.shapes();
+  t.equal(logShapes.length, 32, 'the log shares 32 shapes');
+  t.same((await packed.readAll(startOfLog, 100)).map((e) => e.data), events.map((e) => e.data), 'every event reads back');
+  t.doesNotThrow(() => new LearningPacker(logShapes), "the next import's packer takes them");
+  await plain.close();
+  await packed.close();
+  t.same(logBytes(join(dir.dir, 'packed')), logBytes(join(dir.dir, 'plain')), 'the same bytes as appends of the data');
+});
+
 t.test('packed data over shapes another writer shared other ones in place of: written unpacked, read back right', async (t) => {
   const dir = tempDir('vm-store-');
   t.teardown(dir.remove);

@@ -78,6 +78,9 @@ interface StoredEvent {
 
 const HEAD = 'head';
 const INDEXED = 'indexed';
+/** msgpackr's one-byte record ids (0x40 + i) cover the 32 shared structures lmdb-js keeps. */
+const MAX_SHARED_SHAPES = 32;
+
 /** The `events` database's key of msgpackr's shared structures (lmdb-js's `sharedStructuresKey`). */
 const STRUCTURES = Symbol.for('structures');
 /** The same key, typed as the database's keys (it is one lmdb-js adds to them). */
@@ -412,10 +415,12 @@ export class EmbeddedEventStore implements EventStore {
     const stored = this.storedShapes();
     let envelope: number | undefined;
     if (isPrefixOf(shapes, stored) || isPrefixOf(stored, shapes)) {
-      if (shapes.length > stored.length) this.events.putSync(STRUCTURES_KEY, plainShapes(shapes) as unknown as StoredEvent);
+      // Never more than lmdb-js shares: a log given more is one its own packer (and every import's) refuses. Data of
+      // a shape past them defines its record within itself, so its bytes need none of them.
+      const shared = Math.min(shapes.length, MAX_SHARED_SHAPES);
+      if (shared > stored.length) this.events.putSync(STRUCTURES_KEY, plainShapes(shapes.slice(0, shared)) as unknown as StoredEvent);
       const index = shapes.findIndex((keys) => sameKeys(keys, ENVELOPE_KEYS));
-      // msgpackr's one-byte record ids (0x40 + i) cover the 32 shared structures lmdb-js keeps.
-      if (index >= 0 && index < 32) envelope = 0x40 + index;
+      if (index >= 0 && index < MAX_SHARED_SHAPES) envelope = 0x40 + index;
     }
     this.packedOver = { shapes, envelope };
     return envelope;
