@@ -105,6 +105,7 @@ t.test('answers as a Map does, for keys of every shape, through growth and room 
   t.equal(wrong, 0, 'setAll gives every key that value (and the table it was copied from keeps its own)');
   t.throws(() => UuidTable.restored({ ...saved, slots: saved.slots.subarray(5) }), RangeError, 'slots that do not fit the capacity are no table');
   t.throws(() => UuidTable.restored({ ...saved, capacity: saved.capacity + 1, slots: new Uint32Array((saved.capacity + 1) * 5) }), RangeError, 'nor is a capacity not a power of two');
+  t.throws(() => UuidTable.restored({ ...saved, slots: saved.slots.slice().fill(1) }), RangeError, 'nor slots all taken (a damaged file): look-ups would never end');
 });
 
 t.test("an import's stream revisions answer as a Map does, for streams of every kind and name", async (t) => {

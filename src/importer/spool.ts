@@ -55,8 +55,9 @@ function running(pid: number): boolean {
 /**
  * A spool in a new file in `dir`, removed by dispose. A killed import
  * leaves its file behind (or the summary of the log it was writing): the
- * next file spool in `dir` removes those of processes that no longer run. A record is its head (HEAD), then the
- * stream, id and type in UTF-8, then the data.
+ * next file spool in `dir` removes those of processes that no longer run.
+ * A record is its head (HEAD), then the stream, id and type in UTF-8, then
+ * the data.
  */
 export function fileSpool(dir: string): Spool {
   for (const name of readdirSync(dir)) {

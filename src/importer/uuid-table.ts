@@ -98,6 +98,10 @@ export class UuidTable {
     if (!Number.isInteger(capacity) || capacity < MIN_CAPACITY || (capacity & (capacity - 1)) !== 0 || slots.length !== capacity * SLOT || taken > capacity * MAX_LOAD) {
       throw new RangeError(`not a saved UuidTable (capacity ${capacity}, ${slots.length} words, ${taken} taken)`);
     }
+    // The slots taken must be as many as it says: a table with no free slot would have look-ups go round for ever.
+    let occupied = 0;
+    for (let at = 0; at < slots.length; at += SLOT) if (slots[at] !== EMPTY) occupied++;
+    if (occupied !== taken) throw new RangeError(`not a saved UuidTable (${occupied} slots taken, ${taken} said)`);
     const table = new UuidTable();
     table.slots = slots;
     table.capacity = capacity;
