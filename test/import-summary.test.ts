@@ -175,6 +175,11 @@ t.test("the CLI's listing (keys, institutions, records per resource) from the su
   t.ok(counted.read > 400, 'without a summary, the whole log read');
   t.same(listed.saved(), whole.saved(), 'the same listing either way');
   t.match(listed.keys.get(key), { institution: riverside, label: 'from a file', created: occurred_at, revoked: '2026-10-02T10:00:00Z' });
+  // The reference checks' key ledger, made again from the summary's: the same key is not issued twice.
+  counted.read = 0;
+  const again = await importEvents(store, 'again.ndjson', line('ApiKeyIssued', { key_id: randomUUID(), key_sha256: 'ab'.repeat(32) }), { summaryFile }).catch((e: unknown) => e);
+  t.match(again, ImportError, 'a key issued before the summary is not issued again');
+  t.equal(counted.read, 1, 'checked against the summary and the one event after it');
   const institution = listed.institutions.get(riverside)!;
   t.equal(institution.name, 'Riverside, renamed');
   t.ok((institution.records.get('categories') ?? 0) > 1, `categories counted (${institution.records.get('categories')})`);

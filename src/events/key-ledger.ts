@@ -37,11 +37,6 @@ export class KeyLedger {
     this.holders.set(key.key_sha256, key.key_id);
   }
 
-  /** Every key issued so far, as [key_sha256, key_id] (in the order issued): `record` each to have the same ledger. */
-  issued(): [string, string][] {
-    return [...this.holders];
-  }
-
   /** Record the key if it may be issued; else why not (and nothing is recorded). */
   issue(key: Issued): KeyRefusal | undefined {
     const refusal = this.refusal(key);

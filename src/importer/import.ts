@@ -315,9 +315,11 @@ async function importChecked(
     let size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
     const items = spool.items()[Symbol.iterator]();
     let next = items.next();
-    /** The last event appended while every append took the known revisions: then the log is what was read and what was appended, and nothing else. */
+    /**
+     * The last event appended, while every append so far took the known revisions (then the log is what was read and
+     * what was appended, and nothing else); undefined once one did not (no later one can: the import knows nothing more).
+     */
     let lastAppended: SummaryAnchor | undefined;
-    let allKnown = true;
     /** The last event a chunk appended with known revisions (its position to come). */
     let lastOfChunk: Omit<SummaryAnchor, 'position'> | undefined;
     /** Up to `size` spooled events as appends, read from the spool as the store takes them: no chunk is held whole. */
@@ -352,8 +354,7 @@ async function importChecked(
       if (deferred >= indexEvery) await indexPutOff();
       // Another process appended since: what the import knows of the streams may be stale, so it knows nothing more.
       asOf = result.tookKnown ? result.position : undefined;
-      allKnown &&= result.tookKnown;
-      if (result.tookKnown && lastOfChunk !== undefined && result.position !== undefined) lastAppended = { ...lastOfChunk, position: result.position };
+      lastAppended = result.tookKnown && lastOfChunk !== undefined && result.position !== undefined ? { ...lastOfChunk, position: result.position } : undefined;
       const took = performance.now() - started;
       appended += taken.n;
       onProgress?.({ phase: 'appending', done: appended, total: fresh });
@@ -369,7 +370,7 @@ async function importChecked(
     if (summary !== undefined) {
       // Up to the import's last event when nothing else was appended meanwhile; else up to the last it read, and the
       // next import reads this one's events again (taking only their revisions: their ids are in the summary).
-      const anchor = appended > 0 && allKnown ? lastAppended : last;
+      const anchor = lastAppended ?? last;
       if (anchor !== undefined && (appended > 0 || summarized === undefined || comparePositions(anchor.position, summarized.position) !== 0)) saveSummary(summaryFile!, summary, anchor);
     }
     return { appended, skipped };

@@ -58,12 +58,10 @@ const header = z.object({
   version: z.string(),
   anchor: z.object({ commit: z.string(), prepare: z.string(), stream: z.string(), revision: z.number().int().nonnegative(), id: z.string() }),
   institutions: z.array(z.string()),
-  keys: z.array(z.tuple([z.string(), z.string()])),
+  /** The keys issued are the listing's: the reference checks' ledger is made again from them. */
   listing: savedListing,
-  /** In the order their slots follow the header. */
+  /** In the order their slots follow the header: the file is whole when it ends with the last. */
   tables: z.array(tableHeader),
-  /** The whole file's size: a file cut short is no summary. */
-  bytes: z.number().int().positive(),
 });
 type Header = z.infer<typeof header>;
 
@@ -78,22 +76,14 @@ const REVISIONS = 'revisions:';
 export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAnchor): void {
   const directory = summary.directory.saved();
   const tables: [string, SavedUuidTable][] = [[IDS, summary.ids.allInLog()], [ENTITIES, directory.entities], ...summary.revisions.saved().map(([kind, t]): [string, SavedUuidTable] => [REVISIONS + kind, t])];
-  const described = (bytes: number): Header => ({
+  const described: Header = {
     version: versionTag(),
     anchor: { commit: String(anchor.position.commit), prepare: String(anchor.position.prepare), stream: anchor.stream, revision: anchor.revision, id: anchor.id },
     institutions: [...directory.institutions],
-    keys: directory.keys.map(([sha, id]) => [sha, id]),
     listing: summary.listing.saved(),
     tables: tables.map(([name, t]) => ({ name, capacity: t.capacity, taken: t.taken, others: t.others.map(([k, v]) => [k, v]) })),
-    bytes,
-  });
-  const slotBytes = tables.reduce((sum, [, t]) => sum + t.slots.byteLength, 0);
-  // The header holds the file's size, which holds the header's: its length settles at the second try at most.
-  let json = Buffer.from(JSON.stringify(described(0)));
-  for (let size = 0; size !== PREAMBLE + json.length + slotBytes; ) {
-    size = PREAMBLE + json.length + slotBytes;
-    json = Buffer.from(JSON.stringify(described(size)));
-  }
+  };
+  const json = Buffer.from(JSON.stringify(described));
   const preamble = Buffer.alloc(PREAMBLE);
   MAGIC.copy(preamble);
   preamble.writeUInt32LE(FORMAT, MAGIC.length);
@@ -190,7 +180,7 @@ function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | u
     if (!parsed.success) return undefined;
     const h = parsed.data;
     const slotBytes = h.tables.reduce((sum, t) => sum + t.capacity * SLOT * 4, 0);
-    if (h.version !== versionTag() || h.bytes !== size || PREAMBLE + length + slotBytes !== size) return undefined;
+    if (h.version !== versionTag() || PREAMBLE + length + slotBytes !== size) return undefined;
     let at = PREAMBLE + length;
     const tables = new Map<string, SavedUuidTable>();
     for (const t of h.tables) {
@@ -211,7 +201,7 @@ function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | u
     const a = h.anchor;
     return {
       ids: EventIds.restored(ids),
-      directory: new ReferenceDirectory({ entities, institutions: h.institutions, keys: h.keys }),
+      directory: new ReferenceDirectory({ entities, institutions: h.institutions }, h.listing.keys.map((k) => ({ key_id: k.keyId, key_sha256: k.sha256 }))),
       revisions: StreamRevisions.restored(revisions),
       listing: new LogListing(h.listing),
       anchor: { position: { commit: BigInt(a.commit), prepare: BigInt(a.prepare) }, stream: a.stream, revision: a.revision, id: a.id },

@@ -5,7 +5,7 @@
  * a key already issued, or refers to a record that is missing, gone, or
  * belongs to another institution.
  */
-import type { DomainEvent } from '../events/catalog.js';
+import type { DomainEvent, EventData } from '../events/catalog.js';
 import { KeyLedger } from '../events/key-ledger.js';
 import { parseEventTimestamp } from '../time.js';
 import { type SavedUuidTable, UuidTable } from './uuid-table.js';
@@ -72,7 +72,7 @@ class Entities {
     if (n !== undefined && (n & GONE) === 0) this.table.set(id, n + GONE);
   }
 
-  saved(): { entities: SavedUuidTable; institutions: readonly string[] } {
+  saved(): SavedDirectory {
     return { entities: this.table.saved(), institutions: [...this.institutions] };
   }
 }
@@ -243,13 +243,11 @@ export function factsOf(event: DomainEvent): EventFacts {
   return event.type === 'ApiKeyIssued' ? { ...facts, key: event.data } : facts;
 }
 
-/** A ReferenceDirectory as a summary of the log keeps it (log-summary.ts). */
+/** A ReferenceDirectory's entities as a summary of the log keeps them (log-summary.ts). */
 export interface SavedDirectory {
   readonly entities: SavedUuidTable;
   /** The institutions' ids, by their number in the entities' values. */
   readonly institutions: readonly string[];
-  /** The keys issued, as [key_sha256, key_id]. */
-  readonly keys: readonly (readonly [string, string])[];
 }
 
 export class ReferenceDirectory {
@@ -258,13 +256,14 @@ export class ReferenceDirectory {
   /** The institution the last event that passed belonged to (registered: an institution is never removed). */
   private lastInstitution: string | undefined;
 
-  constructor(saved?: SavedDirectory) {
+  /** A directory with the entities of `saved`, and the keys `issued` (in the order they were). */
+  constructor(saved?: SavedDirectory, issued: Iterable<Pick<EventData<'ApiKeyIssued'>, 'key_id' | 'key_sha256'>> = []) {
     this.entities = saved ? new Entities(UuidTable.restored(saved.entities), [...saved.institutions]) : new Entities();
-    for (const [key_sha256, key_id] of saved?.keys ?? []) this.keys.record({ key_sha256, key_id });
+    for (const key of issued) this.keys.record(key);
   }
 
   saved(): SavedDirectory {
-    return { ...this.entities.saved(), keys: this.keys.issued() };
+    return this.entities.saved();
   }
 
   /**

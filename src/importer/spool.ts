@@ -40,7 +40,7 @@ const BUFFER = 4 * 1024 * 1024;
 const HEAD = 10;
 
 /** A spool's file, or a summary of the log being written (log-summary.ts): named after the process writing it. */
-const SPOOL = /^import-(\d+)-[0-9a-f-]+\.(spool|summary)$/;
+const LEFT_BY_IMPORT = /^import-(\d+)-[0-9a-f-]+\.(spool|summary)$/;
 
 /** Whether a process with this id runs (on this machine). */
 function running(pid: number): boolean {
@@ -61,7 +61,7 @@ function running(pid: number): boolean {
  */
 export function fileSpool(dir: string): Spool {
   for (const name of readdirSync(dir)) {
-    const pid = SPOOL.exec(name)?.[1];
+    const pid = LEFT_BY_IMPORT.exec(name)?.[1];
     if (pid !== undefined && !running(Number(pid))) rmSync(join(dir, name), { force: true });
   }
   const path = join(dir, `import-${process.pid}-${randomUUID()}.spool`);
