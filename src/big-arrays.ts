@@ -1,7 +1,6 @@
 /**
  * Memory for the read model's big arrays — index orders, columns, positions,
- * rank matrices, the JSON arena's chunks — on a SharedArrayBuffer from
- * BIG_BYTES up.
+ * rank matrices — on a SharedArrayBuffer from BIG_BYTES up.
  *
  * V8 counts the memory of every plain ArrayBuffer and, each time that count
  * has grown by 64 MB since its last full collection, starts another
@@ -9,7 +8,7 @@
  * full collection marks the whole heap: at a million shifts, 900 MB and
  * 118-615 ms of marking steps on the main thread. The read model makes and
  * lets go of such arrays as it works (an index's next order, positions and
- * matrices made again after a change, the JSON arena turning over), so a
+ * matrices made again after a change), so a
  * server under a live import started one every 2-4 s, 26 in a 2-minute
  * run (`--trace-gc --trace-incremental-marking`), and reads waited behind
  * them. V8 does not count a SharedArrayBuffer's memory (holding 384 MB of
@@ -21,14 +20,17 @@
  * a table's last change let go of) and the tables' sizes, plus what waits
  * for a collection.
  *
- * Reads and writes are as fast as on a plain ArrayBuffer (same maps, same
- * compiled code). Shared memory changes nothing while one thread holds it:
- * these arrays are never posted to a worker (the snapshot codec copies
- * them into memory of its own). Nor are they given to LMDB: lmdb-js takes a
- * value's memory by address and crashes the process (a segmentation fault)
- * on a SharedArrayBuffer; what is written goes through `unshared`. Nor sent
- * as a reply: Fastify sends bytes only from an ArrayBuffer, and serializes a
- * Buffer over shared memory as a JSON object (response bodies are copies).
+ * Reads and writes of elements are as fast as on a plain ArrayBuffer (same
+ * maps, same compiled code). Copies out of shared memory are not: pages of
+ * 100 JSON fragments took 2.5 times as long to copy out of it (`set` and
+ * `Buffer.copy` alike), so the JSON arena, whose pages are copied into
+ * every reply, is plain memory it writes again (fragment-store.ts).
+ *
+ * Shared memory changes nothing while one thread holds it: these arrays
+ * are never posted to a worker (the snapshot codec copies them into memory
+ * of its own). Nor are they given to LMDB: lmdb-js takes a value's memory
+ * by address and crashes the process (a segmentation fault) on a
+ * SharedArrayBuffer; what is written goes through `unshared`.
  */
 
 /** Smaller arrays are plain. (Not much larger: a rank matrix of 500,000 rows is 38 arrays of 62.5 KB.) */
@@ -50,11 +52,6 @@ export function float64s(length: number): Float64Array {
 
 export function uint8s(length: number): Uint8Array {
   return new Uint8Array(memory(length));
-}
-
-/** A Buffer of `length` bytes, zero-filled (the memory of a new ArrayBuffer is). */
-export function bufferOf(length: number): Buffer {
-  return Buffer.from(memory(length));
 }
 
 /** `view`, checked not to be in shared memory: for what is given to LMDB (see above). */

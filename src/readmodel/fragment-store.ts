@@ -12,13 +12,19 @@
  * The chunks belong to an arena every table of the process shares, with
  * one budget (FRAGMENT_CACHE_MB): when the chunks would pass it, the oldest
  * go, and the fragments in them (stale versions first of all: they are
- * never read again) are made again when next asked for. Bytes once written
- * are never overwritten, so a view of a chunk handed out stays valid after
- * its chunk has left the arena. The chunks are shared memory (big-arrays.ts:
- * the arena turns over as records change): a page's runs are copied into
- * its body, and one row's fragment is given as a copy.
+ * never read again) are made again when next asked for.
+ *
+ * The chunks are plain memory, written again once they have left the arena
+ * (FragmentArena.reuse): the random mix's pages took 14-15 µs a query to
+ * copy out of shared memory, 9 µs out of plain memory (bench/engine.ts's
+ * envelope stage). So the views handed out (a page's runs) are valid until
+ * fragments are next made: a page's runs are copied into its body at once,
+ * and one row's fragment is given as a copy. Written again, a chunk is never
+ * memory V8 has not counted yet, so the arena turning over starts no
+ * collection (see big-arrays.ts); filling it to its budget the first time
+ * starts one per 64 MB, as any memory does.
  */
-import { bufferOf, int32s } from '../big-arrays.js';
+import { int32s } from '../big-arrays.js';
 
 const COMMA = 0x2c;
 
@@ -40,6 +46,10 @@ export class FragmentArena {
   private first = 0;
   private held = 0;
   private used = 0;
+  /** Chunks of the largest size that left the arena since fragments were last asked for: views of them may be held until then. */
+  private leaving: Buffer[] = [];
+  /** Chunks of the largest size that left the arena before that, to be written again. */
+  private spare: Buffer[] = [];
 
   constructor(private sizes: FragmentArenaSizes = { minChunk: 1 << 16, maxChunk: 1 << 22, budget: DEFAULT_FRAGMENT_BUDGET }) {}
 
@@ -64,6 +74,16 @@ export class FragmentArena {
   }
 
   /**
+   * Fragments are asked for again: views of the chunks handed out before are done with (copied), so the chunks that
+   * left the arena since may be written again. Called at the start of each `FragmentStore.runs` and `one`.
+   */
+  reuse(): void {
+    if (this.leaving.length === 0) return;
+    for (const chunk of this.leaving) if (this.spare.length < MAX_SPARE) this.spare.push(chunk);
+    this.leaving = [];
+  }
+
+  /**
    * Write `text` and a comma after it: where (the chunk's id and the
    * offset) and its length with the comma.
    */
@@ -84,16 +104,24 @@ export class FragmentArena {
     const last = this.chunks[this.chunks.length - 1];
     const size = Math.max(atLeast, Math.min(maxChunk, Math.max(minChunk, (last?.length ?? 0) * 2)));
     while (this.chunks.length > 0 && this.held + size > budget) {
-      this.held -= this.chunks.shift()!.length;
+      const gone = this.chunks.shift()!;
+      this.held -= gone.length;
       this.first++;
+      if (gone.length === maxChunk) this.leaving.push(gone);
     }
-    const chunk = bufferOf(size);
+    const chunk = (size === maxChunk ? this.spare.pop() : undefined) ?? Buffer.alloc(size);
     this.chunks.push(chunk);
     this.held += size;
     this.used = 0;
     return chunk;
   }
 }
+
+/**
+ * Chunks kept to be written again, at most. The arena at its budget lets go of one per chunk it adds, and a page
+ * (about 20 KB for 100 rows) rarely needs a new chunk (4 MB), let alone several: these are for pages larger than that.
+ */
+const MAX_SPARE = 8;
 
 /** The arena of this process's tables. */
 export const fragmentArena = new FragmentArena();
@@ -182,9 +210,11 @@ export class FragmentStore {
    * The fragments of `rows` in order, each followed by a comma, as few
    * views of the chunks as they lie in (a run of rows stored one after the
    * other is one view). A row not made at `stamp` is made with `json`.
-   * Views of shared memory: copied into a body, never sent as they are.
+   * The views are valid until fragments are next asked for (of any store
+   * of the arena): copied into a body at once, never sent as they are.
    */
   runs(rows: readonly number[], stamp: number, json: (row: number) => string): Buffer[] {
+    this.arena.reuse();
     const out: Buffer[] = [];
     const ints = this.ints;
     let chunk = -1;
@@ -201,7 +231,8 @@ export class FragmentStore {
         continue;
       }
       if (buffer !== undefined) out.push(buffer.subarray(from, to));
-      // The chunk is taken now, while it is in the arena: making a later row may let it go, and its bytes stay as they are.
+      // The chunk is taken now, while it is in the arena: making a later row may let it go, and it is not written again
+      // before the next call.
       buffer = this.arena.chunk(c);
       chunk = c;
       from = offset;
@@ -213,10 +244,11 @@ export class FragmentStore {
 
   /** One row's fragment, without its comma, copied out of the arena. */
   one(row: number, stamp: number, json: (row: number) => string): Buffer {
+    this.arena.reuse();
     this.ensure(row, stamp, json);
     const at = row * I32_PER_ENTRY;
     const offset = this.ints[at + OFFSET]!;
-    // (Fastify sends a Buffer over shared memory as a JSON object, not as its bytes.)
+    // (A copy: the reply is sent after hooks that may wait, and the chunk may be written again meanwhile.)
     return Buffer.from(this.arena.chunk(this.ints[at + CHUNK]!).subarray(offset, offset + this.ints[at + LENGTH]! - 1));
   }
 
