@@ -5,10 +5,17 @@
  * the same hooks: a string, as a handler returning a constant would), and one
  * answering the same body already encoded (a floor). Prints one JSON line
  * when listening.
+ *
+ * It logs as the service does at its default level (info: a line a
+ * request, see src/http/request-log.ts), through the same writer, to
+ * /dev/null: what reads the lines is not the server's cost. `--bare` logs
+ * warnings only, as the constant routes outside /api/ do (the yardstick:
+ * no key, no hooks, no line).
  */
-import type { FastifyInstance } from 'fastify';
-import { pino } from 'pino';
+import { openSync } from 'node:fs';
+import type { FastifyInstance, LogLevel } from 'fastify';
 import { createServer } from '../src/http/server.js';
+import { createLogger } from '../src/logger.js';
 import { finishBackgroundWork } from '../src/readmodel/background.js';
 import { openRuntime } from '../src/runtime.js';
 
@@ -33,13 +40,16 @@ const bodyOf = (bytes: number) => {
   return body;
 };
 const buffers = new Map<number, Buffer>();
-/** Registered twice: under /api/, behind the key and every hook the searches pass through (rate limit, ETag, compression, metrics), and at the root. */
-const constantRoutes = (api: FastifyInstance) => {
-  api.get<{ Querystring: { bytes?: string } }>('/bench/constant', async (request, reply) =>
+/**
+ * Registered twice: under /api/, behind the key and every hook the searches pass through (rate limit, ETag,
+ * compression, metrics, the request's log line), and at the root (no line logged).
+ */
+const constantRoutes = (api: FastifyInstance, logLevel?: LogLevel) => {
+  api.get<{ Querystring: { bytes?: string } }>('/bench/constant', { logLevel }, async (request, reply) =>
     reply.type('application/json; charset=utf-8').send(bodyOf(Number(request.query.bytes ?? 100))),
   );
   // The same bodies already encoded: no bytes made per request at all (a floor, for comparison).
-  api.get<{ Querystring: { bytes?: string } }>('/bench/constant-buffer', async (request, reply) => {
+  api.get<{ Querystring: { bytes?: string } }>('/bench/constant-buffer', { logLevel }, async (request, reply) => {
     const bytes = Number(request.query.bytes ?? 100);
     let body = buffers.get(bytes);
     if (body === undefined) {
@@ -51,13 +61,13 @@ const constantRoutes = (api: FastifyInstance) => {
 };
 
 // Every part of the production surface at its default, the rate limit raised above any load the bench makes.
-const server = await createServer(runtime, pino({ level: 'warn' }), {
+const server = await createServer(runtime, createLogger(bare ? 'warn' : 'info', openSync('/dev/null', 'w')), {
   surface: !bare,
   rateLimit: bare ? undefined : { max: 1_000_000_000, window: '1 minute' },
   apiRoutes: constantRoutes,
 });
-// And outside /api/ (no key, no hooks): the yardstick, as every earlier run measured it.
-constantRoutes(server);
+// And outside /api/ (no key, no hooks, no line logged): the yardstick, as every earlier run measured it.
+constantRoutes(server, 'warn');
 // How long the server spent on each request (the fixed-query comparison reads it).
 server.addHook('onSend', async (_request, reply) => {
   reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);

@@ -20,11 +20,12 @@ export function logDestination(fd: number, maxBytes = LOG_BUFFER_BYTES): ReturnT
   return destination;
 }
 
-export function createLogger(level: string): Logger {
+/** The service's logger, writing to stdout (or to `fd`: the benchmark's server logs as the service does, elsewhere). */
+export function createLogger(level: string, fd: number = process.stdout.fd): Logger {
   const options = {
     level,
     redact: { paths: ['req.headers["api-key"]', 'headers["api-key"]'], censor: '[redacted]' },
   };
-  if (process.stdout.isTTY) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } } });
-  return pino(options, logDestination(process.stdout.fd));
+  if (fd === process.stdout.fd && process.stdout.isTTY) return pino({ ...options, transport: { target: 'pino-pretty', options: { translateTime: 'SYS:HH:MM:ss' } } });
+  return pino(options, logDestination(fd));
 }

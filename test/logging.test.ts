@@ -16,7 +16,7 @@ import { DEMO_KEY, ROOT, startApp, tempDir, until } from './helpers.js';
 
 const RIVERSIDE = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
 
-t.test('request lines: request id, key id and institution, never the key', async (t) => {
+t.test('request lines: one a request, with its id, what it was, how it went, and whose it was, never the key', async (t) => {
   const lines: Array<Record<string, any>> = [];
   const logger = pino(
     { level: 'info', redact: { paths: ['req.headers["api-key"]'], censor: '[redacted]' }, serializers: { req: (req) => ({ method: req.method, url: req.url, headers: req.headers }) } },
@@ -25,18 +25,38 @@ t.test('request lines: request id, key id and institution, never the key', async
   const app = await startApp({ fixtures: ['demo.ndjson'], logger });
   t.teardown(() => app.close());
   await app.get('/api/shifts/?limit=1');
+  await app.get('/healthz');
+  await app.get('/api/shifts/', 'vm_not_a_key');
   const about = lines.filter((l) => l.reqId !== undefined);
-  t.ok(about.length >= 2, 'incoming and completed');
-  const completed = about.find((l) => l.msg === 'request completed')!;
-  t.match(completed, { reqId: /^req-/, institution: RIVERSIDE, key_id: /^[0-9a-f-]{36}$/ });
-  t.notOk(JSON.stringify(lines).includes(DEMO_KEY), 'the key is in no line');
+  t.equal(about.length, 3, 'one line a request, at info');
+  const [search, health, refused] = about;
+  t.match(search, { msg: 'request completed', reqId: /^req-/, req: { method: 'GET', url: '/api/shifts/?limit=1' }, res: { statusCode: 200 }, institution: RIVERSIDE, key_id: /^[0-9a-f-]{36}$/ });
+  t.type(search!.responseTime, 'number', 'its time');
+  t.equal(search!.req.headers['api-key'], '[redacted]', 'the key header redacted');
+  t.match(health, { msg: 'request completed', req: { url: '/healthz' }, res: { statusCode: 200 } });
+  t.notOk('key_id' in health! || 'institution' in health!, 'no key, no key id');
+  t.match(refused, { msg: 'request completed', res: { statusCode: 401 } });
+  t.notOk('key_id' in refused!, 'a key that is none has no id');
+  t.notOk(JSON.stringify(lines).includes(DEMO_KEY) || JSON.stringify(lines).includes('vm_not_a_key'), 'no key is in any line');
+});
+
+t.test('at debug, a line when a request comes in too', async (t) => {
+  const lines: Array<Record<string, any>> = [];
+  const logger = pino({ level: 'debug' }, { write: (text: string) => void lines.push(JSON.parse(text)) });
+  const app = await startApp({ fixtures: ['demo.ndjson'], logger });
+  t.teardown(() => app.close());
+  await app.get('/api/shifts/?limit=1');
+  const about = lines.filter((l) => l.reqId !== undefined);
+  t.same(about.map((l) => l.msg), ['incoming request', 'request completed']);
+  t.equal(about[0]!.reqId, about[1]!.reqId, 'the same request id');
 });
 
 t.test('serve: a log line with the URL; SIGTERM finishes what is in flight and exits 0, saying so', async (t) => {
   const tmp = tempDir();
   t.teardown(tmp.remove);
   const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'serve', '--demo'], {
-    env: { ...process.env, DATA_DIR: tmp.dir, PORT: '0', LOG_LEVEL: 'info' },
+    // (At debug: the line a request's arrival writes says when the server has it.)
+    env: { ...process.env, DATA_DIR: tmp.dir, PORT: '0', LOG_LEVEL: 'debug' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   const lines: string[] = [];

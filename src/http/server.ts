@@ -6,6 +6,7 @@ import { SitesCommandHandler } from '../commands/handler.js';
 import { app } from './app.js';
 import { QueryStringCache } from './query-strings.js';
 import { refusalOptions, refuseLongUrls } from './refusals.js';
+import { RequestLog } from './request-log.js';
 import type { RateLimitSettings } from './protection.js';
 import { workInBackground } from '../readmodel/background.js';
 import type { Readiness } from '../readmodel/warm-up.js';
@@ -48,6 +49,7 @@ export async function createServer(runtime: Runtime, logger: FastifyBaseLogger, 
   const requestTimeout = options.requestTimeoutMs ?? REQUEST_TIMEOUT_MS;
   const server = Fastify({
     loggerInstance: logger,
+    logController: new RequestLog(),
     routerOptions: { ignoreTrailingSlash: true, querystringParser: new QueryStringCache().parse },
     bodyLimit: BODY_LIMIT,
     requestTimeout,
