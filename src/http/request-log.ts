@@ -8,9 +8,8 @@
  * came on them through a child logger made per request. At the default
  * level that cost about a quarter of the server's CPU on the constant route
  * under /api/ (173-216 µs a request against 121-164 with one line; pino's
- * `child` alone took 11.5 µs). Every line about a
- * request carries its `reqId`, so the others (an error logged while it
- * ran) are found by it.
+ * `child` alone took 11.5 µs). Every line about a request carries its
+ * `reqId`, so the others (an error logged while it ran) are found by it.
  */
 import { type FastifyReply, type FastifyRequest, LogController } from 'fastify';
 

@@ -16,8 +16,8 @@
  *
  * The chunks are plain memory, written again once they have left the arena
  * (FragmentArena.reuse): the random mix's pages took 14-15 µs a query to
- * copy out of shared memory, 9 µs out of plain memory (bench/engine.ts's
- * envelope stage). So the views handed out (a page's runs) are valid until
+ * copy out of shared memory, 7.6-8.9 µs out of plain memory (the envelope
+ * stage of bench/engine.ts). So the views handed out (a page's runs) are valid until
  * fragments are next made: a page's runs are copied into its body at once,
  * and one row's fragment is given as a copy. Written again, a chunk is never
  * memory V8 has not counted yet, so the arena turning over starts no
