@@ -101,6 +101,7 @@ t.test('chunks that leave the arena are written again from the next page on, and
   const arena = new FragmentArena(tight);
   const store = new FragmentStore(64, arena);
   const memory = new Set<ArrayBufferLike>();
+  const broken: number[] = [];
   let evicted = 0;
   for (let stamp = 0; stamp < 200; stamp++) {
     // Pages of 8 to 40 rows, made afresh: a page of 40 is more than the budget, so its own first chunks leave the
@@ -109,9 +110,10 @@ t.test('chunks that leave the arena are written again from the next page on, and
     const oldest = arena.oldest;
     const runs = store.runs(page, stamp, (row) => text(row, stamp));
     evicted += arena.oldest - oldest;
-    t.equal(joined(runs), page.map((row) => `${text(row, stamp)},`).join(''), `page ${stamp} reads back whole`, { diagnostic: false });
+    if (joined(runs) !== page.map((row) => `${text(row, stamp)},`).join('')) broken.push(stamp);
     for (const run of runs) memory.add(run.buffer);
   }
+  t.same(broken, [], 'every page reads back whole');
   t.ok(evicted > 100, `${evicted} chunks left the arena`);
   t.ok([...memory].every((buffer) => buffer instanceof ArrayBuffer), 'plain memory');
   // At the budget, two chunks of 512 bytes are held; a page of 40 rows lets go of four or five while it is made, and
