@@ -12,6 +12,8 @@ import { KeyLedger } from '../events/key-ledger.js';
 
 export interface KeyListing {
   readonly keyId: string;
+  /** The key's hash (never shown: the reference checks' ledger is made again from it, see log-summary.ts). */
+  readonly sha256: string;
   readonly institution: string;
   readonly label: string | null;
   readonly created: string;
@@ -52,13 +54,10 @@ export class LogListing {
   readonly keys = new Map<string, KeyListing>();
   readonly institutions = new Map<string, InstitutionListing>();
   private readonly ledger = new KeyLedger();
-  /** key_id → key_sha256, for the saved form (the ledger is made again from it). */
-  private readonly hashes = new Map<string, string>();
 
   constructor(saved?: SavedListing) {
-    for (const { sha256, ...key } of saved?.keys ?? []) {
-      this.ledger.record({ key_id: key.keyId, key_sha256: sha256 });
-      this.hashes.set(key.keyId, sha256);
+    for (const key of saved?.keys ?? []) {
+      this.ledger.record({ key_id: key.keyId, key_sha256: key.sha256 });
       this.keys.set(key.keyId, key);
     }
     for (const i of saved?.institutions ?? []) this.institutions.set(i.id, { id: i.id, name: i.name, records: new Map(i.records) });
@@ -80,8 +79,7 @@ export class LogListing {
         const d = data();
         const key = { key_id: String(d.key_id), key_sha256: String(d.key_sha256) };
         if (this.ledger.issue(key) !== undefined) break;
-        this.hashes.set(key.key_id, key.key_sha256);
-        this.keys.set(key.key_id, { keyId: key.key_id, institution: institutionId, label: (d.label as string | null | undefined) ?? null, created: String(d.occurred_at), revoked: null });
+        this.keys.set(key.key_id, { keyId: key.key_id, sha256: key.key_sha256, institution: institutionId, label: (d.label as string | null | undefined) ?? null, created: String(d.occurred_at), revoked: null });
         break;
       }
       case 'ApiKeyRevoked': {
@@ -99,7 +97,7 @@ export class LogListing {
 
   saved(): SavedListing {
     return {
-      keys: [...this.keys.values()].map((key) => ({ ...key, sha256: this.hashes.get(key.keyId)! })),
+      keys: [...this.keys.values()],
       institutions: [...this.institutions.values()].map(({ id, name, records }) => ({ id, name, records: [...records] })),
     };
   }

@@ -120,6 +120,7 @@ export class FragmentArena {
 /**
  * Chunks kept to be written again, at most. The arena at its budget lets go of one per chunk it adds, and a page
  * (about 20 KB for 100 rows) rarely needs a new chunk (4 MB), let alone several: these are for pages larger than that.
+ * Memory outside the budget (`bytes`), as are the chunks leaving: 32 MB at most, and what one call let go of.
  */
 const MAX_SPARE = 8;
 
