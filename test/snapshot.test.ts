@@ -7,6 +7,7 @@
  */
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
+import v8 from 'node:v8';
 import fc from 'fast-check';
 import { open } from 'lmdb';
 import { Packr } from 'msgpackr';
@@ -105,6 +106,28 @@ t.test('a chunk holds at most CHUNK_SIZE records of one shape (NESTED_CHUNK_SIZE
     nestedChunks.flatMap((c) => decodeChunk(c.buffer)),
     nested,
   );
+});
+
+t.test('a number column of 32-bit integers decodes as small integers held in the record, not as boxed numbers', async (t) => {
+  // V8's own test of a value (a small integer is held in the object; any other number is a heap object of its own).
+  v8.setFlagsFromString('--allow-natives-syntax');
+  const isSmi = new Function('value', 'return %IsSmi(value);') as (value: unknown) => boolean;
+  v8.setFlagsFromString('--no-allow-natives-syntax');
+  t.ok(isSmi(7) && !isSmi(7.5) && !isSmi(1_800_000_000_000_000), 'the test tells a small integer from a heap number');
+  // Field names of their own: a shape's fields are boxed for every record once one of them holds a boxed number.
+  const records = Array.from({ length: 3_000 }, (_, i) => ({ smiSpots: i % 50, smiStatus: i % 3 === 0 ? 6 : 1, smiHours: i % 7 === 0 ? 2.5 : 1, smiAt: 1_800_000_000_000_000 + i }));
+  const back = roundTrip(records) as typeof records;
+  t.strictSame(back, records);
+  t.ok(back.every((r) => isSmi(r.smiSpots) && isSmi(r.smiStatus)), 'columns of 32-bit integers: every value a small integer');
+  t.ok(back.every((r) => !isSmi(r.smiAt)), 'timestamps in microseconds are not 32-bit integers');
+  // Values a 32-bit integer cannot hold exactly keep their column a Float64Array, values unchanged.
+  for (const odd of [-0, 2 ** 31, -(2 ** 31) - 1, 0.5, NaN, Infinity]) {
+    const column = [{ smiOdd: 1 }, { smiOdd: odd }, { smiOdd: -(2 ** 31) }, { smiOdd: 2 ** 31 - 1 }];
+    const decoded = roundTrip(column) as typeof column;
+    t.ok(decoded.every((r, i) => Object.is(r.smiOdd, column[i]!.smiOdd)), `a column holding ${Object.is(odd, -0) ? '-0' : odd} is given back exactly`);
+  }
+  const bounds = roundTrip([{ smiEdge: -(2 ** 31) }, { smiEdge: 2 ** 31 - 1 }]) as { smiEdge: number }[];
+  t.ok(bounds.every((r) => isSmi(r.smiEdge)), 'the 32-bit bounds are small integers');
 });
 
 t.test("a table's indexes, columns and symbols: given back as saved, packed as msgpackr packs them, in one buffer of its bound's size", async (t) => {

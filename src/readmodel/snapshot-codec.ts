@@ -24,6 +24,8 @@ import { type SavedTable, savedTableToSave, type TableToSave } from './table.js'
 
 type Column =
   | { readonly type: 'n'; readonly values: Float64Array }
+  /** A number column as decoded when every value is a 32-bit integer (see smallIntegers); never written. */
+  | { readonly type: 'i'; readonly values: Int32Array }
   | { readonly type: 'b'; readonly values: Uint8Array }
   /** codes[i]: 0 for null, else 1 + the value's place in dictionary. */
   | { readonly type: 's'; readonly dictionary: readonly string[]; readonly codes: Uint32Array }
@@ -219,7 +221,26 @@ return out;`;
 /** The records of one chunk, in the order they were written. */
 export function decodeChunk(buffer: Uint8Array): object[] {
   const chunk = packr.unpack(buffer) as Chunk;
-  return makerFor(chunk.keys, chunk.columns)(chunk.columns, chunk.count);
+  const columns = chunk.columns.map(smallIntegers);
+  return makerFor(chunk.keys, columns)(columns, chunk.count);
+}
+
+/**
+ * A number column whose values are all 32-bit integers (-0 aside), as an Int32Array: a record made from it holds each
+ * as a small integer, in the object itself. Read from a Float64Array, V8 boxes each value in an object of its own (a
+ * heap number), and the field then boxes every value stored in it, in every record of that shape: at 1,000,000 shifts
+ * the spots and statuses were 2.9M of the heap's 9.0M heap numbers, each one more object for every full collection
+ * to mark.
+ */
+function smallIntegers(column: Column): Column {
+  if (column.type !== 'n') return column;
+  const { values } = column;
+  const n = values.length;
+  for (let i = 0; i < n; i++) {
+    const value = values[i]!;
+    if ((value | 0) !== value || Object.is(value, -0)) return column;
+  }
+  return { type: 'i', values: Int32Array.from(values) };
 }
 
 /**
