@@ -234,7 +234,7 @@ t.test('the store loads the snapshot with the journal over it', async (t) => {
   // A new snapshot replaces both.
   await disk.writeSnapshot(model.byKind(), model.tablesToSave(), at(12));
   t.same(disk.sizes(), { snapshot: 50, journal: 0 });
-  const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => chunk.records);
+  const reloaded = [...disk.snapshotChunks()].flatMap((chunk) => ('stored' in chunk ? chunk.stored : chunk.records));
   t.same(reloaded.map((r) => r.id).sort(), [...model.byKind()].flatMap(([, list]) => [...list].map((r) => r.id)).sort());
 });
 

@@ -9,13 +9,14 @@ import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
+import { isPacked, pack, type Stored, unpack, unpackerOf, unpacked } from './packed-times.js';
 import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableOf, Table, type TableSchema, type TableToSave } from './table.js';
 import { uint32s } from '../big-arrays.js';
 
 export interface TableDef<R> extends TableSchema<R> {
-  /** Whether a record appears in lists and searches (default: always). */
-  readonly include?: (record: R) => boolean;
+  /** Whether a record appears in lists and searches (default: always); given the record as stored (no times). */
+  readonly include?: (record: Stored<R>) => boolean;
 }
 
 export type TableDefs = { readonly [K in Kind]?: TableDef<Records[K]> };
@@ -37,7 +38,12 @@ export interface TableToSaveOf {
   readonly table: TableToSave;
 }
 
-type Maps = { [K in Kind]: Map<string, Records[K]> };
+/** By kind, each record by id, as stored (see packed-times.ts). */
+/** A chunk of a snapshot's records: as the model stores them (see packed-times.ts), or as made. */
+export type SnapshotChunk = { readonly kind: Kind } & ({ readonly stored: readonly Stored<AnyRecord>[] } | { readonly records: readonly AnyRecord[] });
+
+type Maps = { [K in Kind]: Map<string, Stored<Records[K]>> };
+type AnyStored = Stored<AnyRecord>;
 
 /** How many rows a table to save has (its indexes' and columns' length). */
 function rowsOf(table: TableToSave): number {
@@ -51,14 +57,14 @@ const PLACES_A_PIECE = 16_384;
 export interface Persisted {
   /** Read once, in order (lazily: a large table's saved indexes take a while to decode). */
   readonly tables: Iterable<SavedTableOf>;
-  readonly chunks: Iterable<{ kind: Kind; records: readonly AnyRecord[] }>;
+  readonly chunks: Iterable<SnapshotChunk>;
   readonly journal: Iterable<Change>;
   /** Awaited between slices of a load that lets other work run (loadPersistedInSlices). */
   readonly between?: () => Promise<unknown>;
 }
 
-export function institutionOf(kind: Kind, record: AnyRecord): string {
-  return kind === 'institution' ? record.id : (record as Exclude<AnyRecord, Records['institution']>).institution_id;
+export function institutionOf(kind: Kind, record: AnyStored): string {
+  return kind === 'institution' ? record.id : (record as Stored<Exclude<AnyRecord, Records['institution']>>).institution_id;
 }
 
 export class ReadModel implements JsonView {
@@ -73,7 +79,7 @@ export class ReadModel implements JsonView {
   /** Shift id → its reservations' ids: made in the background or when first asked for, then kept (see reservationsOf). */
   private reservationsByShift: Map<string, string[]> | undefined;
   /** While the map is being made: the reservations not yet read into it (Map iteration sees what is added meanwhile). */
-  private reservationsToNote: Iterator<Records['reservation']> | undefined;
+  private reservationsToNote: Iterator<Stored<Records['reservation']>> | undefined;
   /** Set while a replay keeps records only (deferTables). */
   private tablesDeferred = false;
   /** Whether big tables publish their changes in the background (publishInBackground), and what to tell of changes. */
@@ -92,7 +98,8 @@ export class ReadModel implements JsonView {
   }
 
   get<K extends Kind>(kind: K, id: string): Records[K] | undefined {
-    return this.maps[kind].get(id);
+    const stored = this.maps[kind].get(id);
+    return stored && unpack(kind, stored);
   }
 
   /** How many records of a kind there are, of every institution. */
@@ -102,7 +109,7 @@ export class ReadModel implements JsonView {
 
   /** Every record of a kind, of every institution. */
   records<K extends Kind>(kind: K): Iterable<Records[K]> {
-    return this.maps[kind].values();
+    return unpacked(kind, this.maps[kind].values());
   }
 
   /**
@@ -187,20 +194,21 @@ export class ReadModel implements JsonView {
   apply(change: Change): void {
     const { kind, id } = change;
     const record = change.record && this.interner.record(change.record);
-    const map = this.maps[kind] as Map<string, AnyRecord>;
+    const stored = record && pack(kind, record);
+    const map = this.maps[kind] as Map<string, AnyStored>;
     const before = map.get(id);
-    if (record === null) map.delete(id);
-    else map.set(id, record);
+    if (stored === null) map.delete(id);
+    else map.set(id, stored);
     this.revisions[kind] += 1;
-    const owner = record ?? before;
+    const owner = stored ?? before;
     if (!owner) return;
     const institution = institutionOf(kind, owner);
     this.countsOf(institution)[kind] += 1;
 
     if (kind === 'apikey') this.indexKey(before as ApiKeyRecord | undefined, record as ApiKeyRecord | null);
     if (kind === 'reservation' && this.reservationsByShift) {
-      const was = before as Records['reservation'] | undefined;
-      const now = record as Records['reservation'] | null;
+      const was = before as Stored<Records['reservation']> | undefined;
+      const now = stored as Stored<Records['reservation']> | null;
       if (was && was.shift_id !== now?.shift_id) this.noteReservation(was.shift_id, id, false);
       if (now) this.noteReservation(now.shift_id, id, true);
     }
@@ -208,7 +216,8 @@ export class ReadModel implements JsonView {
 
     const table = this.tableOf(kind, institution);
     if (!table) return;
-    table.set(id, record !== null && this.listed(kind, record) ? record : null);
+    if (stored !== null && this.listed(kind, stored)) table.set(id, stored, record!);
+    else table.set(id, null);
     this.dirty.add(table);
     this.wakePublisher?.();
   }
@@ -257,9 +266,8 @@ export class ReadModel implements JsonView {
       tables.push({ kind, institution, table: { symbols: table.symbols, indexes: table.indexes } });
       yield loaded;
     }
-    for (const { kind, records } of persisted.chunks) {
-      this.loadChunk(kind, records);
-      loaded += records.length;
+    for (const chunk of persisted.chunks) {
+      loaded += this.loadChunk(chunk);
       yield loaded;
     }
     let restored = 0;
@@ -297,12 +305,15 @@ export class ReadModel implements JsonView {
    * `apply` does for each, without looking for the record it replaces
    * (there is none) or sharing its strings (the chunk shares them).
    */
-  private loadChunk(kind: Kind, records: readonly AnyRecord[]): void {
-    const map = this.maps[kind] as Map<string, AnyRecord>;
+  private loadChunk(chunk: SnapshotChunk): number {
+    const { kind } = chunk;
+    const map = this.maps[kind] as Map<string, AnyStored>;
+    const made = 'records' in chunk ? chunk.records : undefined;
+    const records = 'stored' in chunk ? chunk.stored : isPacked(kind) ? made!.map((record) => pack(kind, record)) : made!;
     for (const record of records) map.set(record.id, record);
     // The shift → reservations map, if it is made (one being made will read these too: they are added to the map it reads).
     if (kind === 'reservation' && this.reservationsByShift !== undefined && this.reservationsToNote === undefined) {
-      for (const record of records as readonly Records['reservation'][]) this.noteReservation(record.shift_id, record.id, true);
+      for (const record of records as readonly Stored<Records['reservation']>[]) this.noteReservation(record.shift_id, record.id, true);
     }
     this.revisions[kind] += records.length;
     let institution: string | undefined;
@@ -313,15 +324,20 @@ export class ReadModel implements JsonView {
       counts![kind] += 1;
       if (kind === 'apikey') this.indexKey(undefined, record as ApiKeyRecord);
     }
-    this.fillTables(kind, records);
+    this.fillTables(kind, records, made);
+    return records.length;
   }
 
-  /** Set these records (new to the tables) in the tables of their institutions, if listed. */
-  private fillTables(kind: Kind, records: readonly AnyRecord[]): void {
+  /**
+   * Set these records (new to the tables) in the tables of their institutions, if listed: as stored, and as made when
+   * at hand (`made`, in the same order).
+   */
+  private fillTables(kind: Kind, records: readonly AnyStored[], made?: readonly AnyRecord[]): void {
     if (!this.defs[kind]) return;
     let institution: string | undefined;
     let table: Table<AnyRecord> | undefined;
-    for (const record of records) {
+    for (let i = 0; i < records.length; i++) {
+      const record = records[i]!;
       if (!this.listed(kind, record)) continue;
       const owner = institutionOf(kind, record);
       if (owner !== institution) {
@@ -329,12 +345,12 @@ export class ReadModel implements JsonView {
         table = this.tableOf(kind, owner)!;
         this.dirty.add(table);
       }
-      table!.add(record.id, record);
+      table!.add(record.id, record, made?.[i]);
     }
   }
 
   /** Make each table of this kind room for the rows these records will take (one allocation, not a doubling per size). */
-  private reserveTables(kind: Kind, records: readonly AnyRecord[]): void {
+  private reserveTables(kind: Kind, records: readonly AnyStored[]): void {
     if (!this.defs[kind]) return;
     const rows = new Map<string, number>();
     for (const record of records) {
@@ -346,7 +362,7 @@ export class ReadModel implements JsonView {
   }
 
   /** Whether a record appears in its kind's lists and searches. */
-  private listed(kind: Kind, record: AnyRecord): boolean {
+  private listed(kind: Kind, record: AnyStored): boolean {
     return (this.defs[kind] as TableDef<AnyRecord> | undefined)?.include?.(record) ?? true;
   }
 
@@ -371,7 +387,7 @@ export class ReadModel implements JsonView {
 
   /** Make a kind's tables from its records (not yet indexed: see flush). */
   private makeTables(kind: Kind): void {
-    const records = Array.from(this.maps[kind].values() as Iterable<AnyRecord>);
+    const records = Array.from(this.maps[kind].values() as Iterable<AnyStored>);
     this.reserveTables(kind, records);
     this.fillTables(kind, records);
   }
@@ -494,9 +510,9 @@ export class ReadModel implements JsonView {
     return false;
   }
 
-  /** Every record, by kind (a snapshot of the model). */
+  /** Every record, by kind (a snapshot of the model), as made (see records). */
   *byKind(): Iterable<[Kind, Iterable<AnyRecord>]> {
-    for (const kind of kinds) yield [kind, this.maps[kind].values()];
+    for (const kind of kinds) yield [kind, this.records(kind)];
   }
 
   /**
@@ -560,7 +576,7 @@ export class ReadModel implements JsonView {
       if (!table) continue;
       const place = places.get(table)!;
       // Rows made in this order (a bulk load) need no lookup.
-      const row = table.rowCount > place.next && table.record(place.next) === record ? place.next : table.rowOf(record.id);
+      const row = table.rowCount > place.next && table.stored(place.next) === record ? place.next : table.rowOf(record.id);
       if (row === undefined) continue;
       place.placeOf[row] = place.next++;
     }
@@ -588,7 +604,7 @@ export class ReadModel implements JsonView {
     }
     let table = byInstitution.get(institution);
     if (!table) {
-      table = new Table<AnyRecord>(def, institution);
+      table = new Table<AnyRecord>(def, institution, unpackerOf(kind) as ((stored: AnyStored) => AnyRecord) | undefined);
       if (this.publishing) table.publishInBackground(true);
       byInstitution.set(institution, table);
     }

@@ -29,8 +29,8 @@ import type { AnyRecord, Kind } from '../../projections/records.js';
 import { type Position, startOfLog } from '../eventstore/port.js';
 import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
 import { decodeFeedBlock, feedBlock, feedBlocks, feedEnd, feedKey, feedStart } from './feed-codec.js';
-import type { Persisted, SavedTableOf, TableToSaveOf } from './model.js';
-import { decodeChunk, decodeTable, encodeChunksInPieces, encodeTableInPieces, PartsMemory, Room } from './snapshot-codec.js';
+import type { Persisted, SavedTableOf, SnapshotChunk, TableToSaveOf } from './model.js';
+import { decodeStoredChunk, decodeTable, encodeChunksInPieces, encodeTableInPieces, PartsMemory, Room } from './snapshot-codec.js';
 import { unshared } from '../big-arrays.js';
 
 /** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
@@ -233,11 +233,11 @@ export class ReadModelStore implements FeedStore {
     return { snapshot: (this.meta.get('snapshotRecords') as number | undefined) ?? 0, journal };
   }
 
-  /** The snapshot's records a chunk at a time, by kind, each kind in the order it was written. */
-  *snapshotChunks(): Iterable<{ kind: Kind; records: AnyRecord[] }> {
+  /** The snapshot's records a chunk at a time, by kind, each kind in the order it was written: as the model stores them, or as made. */
+  *snapshotChunks(): Iterable<SnapshotChunk> {
     for (const { key, value } of this.paged(() => this.current.snapshot, 4)) {
       this.readSinceOpen += value.length;
-      yield { kind: key[0], records: decodeChunk(value) as AnyRecord[] };
+      yield { kind: key[0], ...decodeStoredChunk(key[0], value) };
     }
   }
 

@@ -19,6 +19,8 @@
  * differently after a restart (-0 and 0 are both 0 in JSON).
  */
 import { Packr } from 'msgpackr';
+import type { Kind, Records } from '../../projections/records.js';
+import { layoutOf, microsOf, minutesOf, type Stored } from './packed-times.js';
 import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableToSave, type TableToSave } from './table.js';
 
@@ -192,28 +194,31 @@ const makers = new Map<string, Maker>();
  * and column types: one object literal per record, read straight from the
  * columns. Field names enter the code only as JSON string literals.
  */
-function makerFor(keys: readonly string[], columns: readonly Column[]): Maker {
-  const signature = keys.map((key, c) => `${columns[c]!.type}${key}`).join('\u0000');
+function makerFor(keys: readonly string[], columns: readonly Column[], times: ReadonlySet<string> = NO_TIMES): Maker {
+  const signature = keys.map((key, c) => `${columns[c]!.type}${times.has(key) ? 't' : ''}${key}`).join('\u0000');
   let maker = makers.get(signature);
   if (maker) return maker;
   const setup: string[] = [];
   const fields: string[] = [];
   keys.forEach((key, c) => {
     const column = columns[c]!;
-    const name = JSON.stringify(key);
+    let value: string;
     if (column.type === 's') {
       setup.push(`const d${c} = columns[${c}].dictionary, k${c} = columns[${c}].codes;`);
-      fields.push(`${name}: k${c}[i] === 0 ? null : d${c}[k${c}[i] - 1]`);
+      value = `k${c}[i] === 0 ? null : d${c}[k${c}[i] - 1]`;
     } else {
       setup.push(`const v${c} = columns[${c}].values;`);
-      fields.push(column.type === 'b' ? `${name}: v${c}[i] === 1` : `${name}: v${c}[i]`);
+      value = column.type === 'b' ? `v${c}[i] === 1` : `v${c}[i]`;
     }
+    // A time packed as the model stores it (see packed-times.ts), whatever its column (one of nulls only is of strings).
+    if (times.has(key)) fields.push(`${JSON.stringify(`${key}$min`)}: minutesOf(${value}), ${JSON.stringify(`${key}$us`)}: microsOf(${value})`);
+    else fields.push(`${JSON.stringify(key)}: ${value}`);
   });
   const body = `${setup.join('\n')}
 const out = new Array(count);
 for (let i = 0; i < count; i++) out[i] = { ${fields.join(', ')} };
 return out;`;
-  maker = new Function('columns', 'count', body) as Maker;
+  maker = (new Function('minutesOf', 'microsOf', `return (columns, count) => {\n${body}\n};`) as (m: typeof minutesOf, u: typeof microsOf) => Maker)(minutesOf, microsOf);
   makers.set(signature, maker);
   return maker;
 }
@@ -223,6 +228,24 @@ export function decodeChunk(buffer: Uint8Array): object[] {
   const chunk = packr.unpack(buffer) as Chunk;
   const columns = chunk.columns.map(smallIntegers);
   return makerFor(chunk.keys, columns)(columns, chunk.count);
+}
+
+const NO_TIMES: ReadonlySet<string> = new Set();
+
+/**
+ * The records of one chunk of a kind, as the model stores them (`stored`: made so, with no record made first and
+ * packed after, when the chunk holds the kind's fields in its layout's order), or as written (`records`).
+ */
+export function decodeStoredChunk<K extends Kind>(kind: K, buffer: Uint8Array): { stored: Stored<Records[K]>[] } | { records: Records[K][] } {
+  const chunk = packr.unpack(buffer) as Chunk;
+  const columns = chunk.columns.map(smallIntegers);
+  const layout = layoutOf(kind);
+  if (layout === undefined || !sameKeys(chunk.keys, layout.fields)) return { records: makerFor(chunk.keys, columns)(columns, chunk.count) as Records[K][] };
+  return { stored: makerFor(chunk.keys, columns, new Set(layout.times))(columns, chunk.count) as Stored<Records[K]>[] };
+}
+
+function sameKeys(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((key, i) => key === b[i]);
 }
 
 /**

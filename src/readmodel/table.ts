@@ -14,6 +14,7 @@
 import { float64s, uint32s, uint8s } from '../big-arrays.js';
 import { runThrough } from './pieces.js';
 import { FragmentStore } from './fragment-store.js';
+import type { Stored } from './packed-times.js';
 import { SymbolCodes } from './symbol-codes.js';
 import { OrderRanks } from './order-ranks.js';
 import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NextOrder, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
@@ -157,7 +158,8 @@ export class Table<R extends Identified> implements RowSource {
    */
   static growAheadAt = 0.9;
 
-  private records: (R | undefined)[] = [];
+  /** By row: the record as the model stores it (see packed-times.ts), read through `unpack`. */
+  private records: (Stored<R> | undefined)[] = [];
   private changeCount = 0;
   /** Per row: the record's JSON as responses show it. */
   private readonly fragments = new FragmentStore(16);
@@ -209,6 +211,8 @@ export class Table<R extends Identified> implements RowSource {
   constructor(
     schema: TableSchema<R>,
     readonly institution = '',
+    /** A stored record as projections made it (the model stores some kinds' times packed). */
+    private readonly unpack: (stored: Stored<R>) => R = (stored) => stored as unknown as R,
   ) {
     this.columnKeys = Object.entries(schema.columns);
     const source = (key: string) => String(schema.columns[key] ?? `symbol ${String(schema.symbols?.[key])}`);
@@ -253,7 +257,7 @@ export class Table<R extends Identified> implements RowSource {
 
   get(id: string): R | undefined {
     const row = this.rowOfId.get(id);
-    return row === undefined ? undefined : this.records[row];
+    return row === undefined ? undefined : this.unpack(this.records[row]!);
   }
 
   /** The row of the current version of a record. */
@@ -267,6 +271,11 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   record(row: number): R {
+    return this.unpack(this.records[row]!);
+  }
+
+  /** A row's record as the model stores it (the same object the model holds for it). */
+  stored(row: number): Stored<R> {
     return this.records[row]!;
   }
 
@@ -282,12 +291,12 @@ export class Table<R extends Identified> implements RowSource {
    * changed). A row never changes, so its JSON lives as long as the row.
    */
   fragmentRuns(rows: readonly number[], stamp: number, json: (record: R) => string): Buffer[] {
-    return this.fragments.runs(rows, stamp, (row) => json(this.records[row]!));
+    return this.fragments.runs(rows, stamp, (row) => json(this.unpack(this.records[row]!)));
   }
 
   /** The JSON of one row's record, as `fragmentRuns` makes it (without the comma). */
   fragment(row: number, stamp: number, json: (record: R) => string): Buffer {
-    return this.fragments.one(row, stamp, (r) => json(this.records[r]!));
+    return this.fragments.one(row, stamp, (r) => json(this.unpack(this.records[r]!)));
   }
 
   /** A column's values by row (the array is replaced when the table grows: do not keep it). */
@@ -327,8 +336,8 @@ export class Table<R extends Identified> implements RowSource {
     return posting && (posting.rows.get(value) ?? NONE);
   }
 
-  /** Insert, replace (same id) or, with `null`, delete a record. */
-  set(id: string, record: R | null): void {
+  /** Insert, replace (same id) or, with `null`, delete a record (as stored; `record`: the same as made, if at hand). */
+  set(id: string, stored: Stored<R> | null, record?: R): void {
     const old = this.rowOfId.get(id);
     if (old !== undefined) {
       this.changeCount++;
@@ -343,22 +352,22 @@ export class Table<R extends Identified> implements RowSource {
         this.removedRows.push(old);
       }
     }
-    if (record !== null) this.add(id, record);
+    if (stored !== null) this.add(id, stored, record);
   }
 
   /**
    * Set a record new to the table, as `set` does, without looking for one
    * it replaces: a snapshot's, as it loads (each of its records once).
    */
-  add(id: string, record: R): void {
+  add(id: string, stored: Stored<R>, record?: R): void {
     const row = this.allocate();
     this.changeCount++;
-    this.records[row] = record;
-    if (this.seededRows === undefined) this.computeColumns(row, record);
+    this.records[row] = stored;
+    if (this.seededRows === undefined) this.computeColumns(row, (record ??= this.unpack(stored)));
     this.rowOfId.set(id, row);
     this.pending[row] = ADDED;
     this.addedRows.push(row);
-    this.post(row, true);
+    this.post(row, true, record);
   }
 
   private computeColumns(row: number, record: R): void {
@@ -370,9 +379,9 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   /** Add a row to (or take it from) the postings of its record's values. */
-  private post(row: number, add: boolean): void {
+  private post(row: number, add: boolean, made?: R): void {
     if (this.postings.size === 0) return;
-    const record = this.records[row]!;
+    const record = made ?? this.unpack(this.records[row]!);
     for (const { values, rows } of this.postings.values()) {
       const held = values(record);
       for (const value of held === null || held === undefined ? [] : typeof held === 'string' ? [held] : held) {
@@ -527,7 +536,7 @@ export class Table<R extends Identified> implements RowSource {
     this.seededRows = undefined;
     const n = this.records.length;
     if (n === seeded && n === this.rowOfId.size && this.removedRows.length === 0) return;
-    for (const row of this.rowOfId.values()) this.computeColumns(row, this.records[row]!);
+    for (const row of this.rowOfId.values()) this.computeColumns(row, this.unpack(this.records[row]!));
   }
 
   /** Before any record is set: give symbol values the codes a snapshot saved them with. */
