@@ -7,10 +7,9 @@
  * V8 holds a small integer (31 bits and a sign) in the object itself, and
  * any other number as a heap object of its own, which every full
  * collection marks: at 1,000,000 shifts the records' times were 6.1M of
- * the heap's 11.8M objects. A full collection of 1.5M records of four
- * times each took 2.4 times as long as of the same records with small
- * integers in their place (`/work/notes/s40/gcmark.mjs`: 252-318 ms
- * against 107-140 ms).
+ * the heap's 11.8M objects. (In a microbenchmark, a full collection of
+ * 1.5M records of four times each took 252-318 ms, and of the same records
+ * with small integers in their place 107-140 ms.)
  *
  * The model hands records out as projections made them (`unpack`: a new
  * object, the same fields in the same order); what it stores is a
