@@ -23,15 +23,18 @@ interface Layout<K extends Kind> {
   readonly times: readonly (keyof Records[K] & string)[];
 }
 
+/** Every field that is a time in some kind's record (what a stored record does not show). */
+type TimeField = 'created_at' | 'updated_at' | 'shift_start_at' | 'shift_end_at' | 'arrival_time' | 'departure_time';
+
 /**
  * A kind's layout: every field of its record, in the order its projections make them (`fields`: a field added to the
- * record and not here fails to compile), and the times among them.
+ * record and not here fails to compile), and the times among them (each one of TimeField, or it fails to compile).
  */
 const layout =
   <K extends Kind>() =>
   <const F extends readonly (keyof Records[K] & string)[]>(
     fields: F & (Exclude<keyof Records[K], F[number]> extends never ? unknown : never),
-    times: readonly F[number][],
+    times: readonly (F[number] & TimeField)[],
   ): Layout<K> => ({ fields, times });
 
 /** The kinds whose times are packed: those with many records (not one nested through `FragmentCache`, which caches by the record object). */
@@ -46,9 +49,6 @@ export const PACKED = {
   ),
   site: layout<'site'>()(['id', 'institution_id', 'title', 'address', 'user_ids', 'created_at', 'updated_at'], ['created_at', 'updated_at']),
 } as const satisfies { readonly [K in Kind]?: Layout<K> };
-
-/** Every field that is a time in some kind's record (what a stored record does not show). */
-type TimeField = 'created_at' | 'updated_at' | 'shift_start_at' | 'shift_end_at' | 'arrival_time' | 'departure_time';
 
 /**
  * A record as the model stores it: every field but its times, which are read through `unpack`. (A record as made is
