@@ -5,6 +5,7 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import v8 from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { open } from 'lmdb';
 import { type Logger, pino } from 'pino';
@@ -23,6 +24,14 @@ export const DEMO_KEY = readFixture('demo.key').trim();
 export const HARBOR_KEY = 'vm_demo_harbor_3Hd8nV2cRq6yJ1bM';
 
 /** The tests' fixed "now" (profiles' ages are computed against its day). */
+/** V8's own test of a value: a small integer (held in the object itself), not a heap object such as a boxed number. */
+export const isSmi: (value: unknown) => boolean = (() => {
+  v8.setFlagsFromString('--allow-natives-syntax');
+  const test = new Function('value', 'return %IsSmi(value);') as (value: unknown) => boolean;
+  v8.setFlagsFromString('--no-allow-natives-syntax');
+  return test;
+})();
+
 export const TEST_NOW = Date.UTC(2026, 10, 1, 12, 0, 0);
 
 export function tempDir(prefix = 'vm-test-'): { dir: string; remove(): void } {

@@ -7,7 +7,6 @@
  */
 import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
-import v8 from 'node:v8';
 import fc from 'fast-check';
 import { open } from 'lmdb';
 import { Packr } from 'msgpackr';
@@ -23,7 +22,7 @@ import { CHUNK_SIZE, NESTED_CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, 
 import { SymbolCodes } from '../src/readmodel/symbol-codes.js';
 import { type SavedColumn, type SavedTable, savedTableOf, savedTableToSave } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
-import { tempDir } from './helpers.js';
+import { isSmi, tempDir } from './helpers.js';
 
 /**
  * A value as msgpack gives it back (see snapshot-codec.ts): -0 among other
@@ -109,10 +108,6 @@ t.test('a chunk holds at most CHUNK_SIZE records of one shape (NESTED_CHUNK_SIZE
 });
 
 t.test('a number column of 32-bit integers decodes as small integers held in the record, not as boxed numbers', async (t) => {
-  // V8's own test of a value (a small integer is held in the object; any other number is a heap object of its own).
-  v8.setFlagsFromString('--allow-natives-syntax');
-  const isSmi = new Function('value', 'return %IsSmi(value);') as (value: unknown) => boolean;
-  v8.setFlagsFromString('--no-allow-natives-syntax');
   t.ok(isSmi(7) && !isSmi(7.5) && !isSmi(1_800_000_000_000_000), 'the test tells a small integer from a heap number');
   // Field names of their own: a shape's fields are boxed for every record once one of them holds a boxed number.
   const records = Array.from({ length: 3_000 }, (_, i) => ({ smiSpots: i % 50, smiStatus: i % 3 === 0 ? 6 : 1, smiHours: i % 7 === 0 ? 2.5 : 1, smiAt: 1_800_000_000_000_000 + i }));
