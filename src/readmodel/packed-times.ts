@@ -70,14 +70,23 @@ export function minutesOf(value: number | null): number | null {
 }
 
 /**
- * The `$us` field of a time: the microseconds past its minute; -1 for null; any other value (a number that is not a
- * safe integer: never a time parsed from the log before the year 2255) in an array of one. Never a number that is not
- * a small integer: a field that held one would hold every value of every record of its shape boxed.
+ * The `$us` field of a time whose `$min` field is `minutes`: the microseconds past that minute; -1 for null; any other
+ * value (a number that is not a safe integer: never a time parsed from the log before the year 2255) in an array of
+ * one. Never a number that is not a small integer: a field that held one would hold every value of every record of
+ * its shape boxed.
  */
-export function microsOf(value: number | null): number | [unknown] {
-  if (splits(value)) return (value - Math.floor(value / MICROS_PER_MINUTE) * MICROS_PER_MINUTE) | 0;
+export function microsOf(value: number | null, minutes = minutesOf(value)): number | [unknown] {
+  if (minutes !== null) return (value! - minutes * MICROS_PER_MINUTE) | 0;
   return value === null ? -1 : [value];
 }
+
+/**
+ * A time's two fields in an object literal of generated code (this module's packers, the snapshot decoder's makers),
+ * the time being `value` (code read twice, run once for each field): the code's function declares `let m` and is
+ * given minutesOf and microsOf.
+ */
+export const packedFieldsCode = (field: string, value: string): string =>
+  `${JSON.stringify(`${field}$min`)}: (m = minutesOf(${value})), ${JSON.stringify(`${field}$us`)}: microsOf(${value}, m)`;
 
 /** A time from its two fields. */
 export function timeOf(minutes: number | null, micros: number | [unknown]): number | null {
@@ -98,15 +107,12 @@ interface Packing {
 function packingOf(layout: Layout<Kind>): Packing {
   const times = new Set<string>(layout.times);
   const name = (field: string) => JSON.stringify(field);
-  const packed = layout.fields.flatMap((field) =>
-    times.has(field)
-      ? [`${name(`${field}$min`)}: minutesOf(r[${name(field)}])`, `${name(`${field}$us`)}: microsOf(r[${name(field)}])`]
-      : [`${name(field)}: r[${name(field)}]`],
-  );
+  const packed = layout.fields.map((field) => (times.has(field) ? packedFieldsCode(field, `r[${name(field)}]`) : `${name(field)}: r[${name(field)}]`));
   const unpacked = layout.fields.map((field) =>
     times.has(field) ? `${name(field)}: timeOf(r[${name(`${field}$min`)}], r[${name(`${field}$us`)}])` : `${name(field)}: r[${name(field)}]`,
   );
-  const make = (fields: string[]) => new Function('minutesOf', 'microsOf', 'timeOf', `return (r) => ({ ${fields.join(', ')} });`)(minutesOf, microsOf, timeOf) as (record: object) => object;
+  const make = (fields: string[]) =>
+    new Function('minutesOf', 'microsOf', 'timeOf', `return (r) => { let m; return { ${fields.join(', ')} }; };`)(minutesOf, microsOf, timeOf) as (record: object) => object;
   return { pack: make(packed), unpack: make(unpacked) };
 }
 

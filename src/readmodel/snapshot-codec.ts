@@ -9,8 +9,10 @@
  *
  * Decoding makes each record with one object literal in the field order
  * it was written in, so decoded records have the shape the projections'
- * records have; a repeated string is one string object per chunk (no
- * interning needed); no per-record decoding of field names or types.
+ * records have (or, for the model, the shape it stores them in:
+ * decodeStoredChunk); a repeated string is one string object per chunk (no
+ * interning needed); no per-record decoding of field names or types; a
+ * column of 32-bit integers is read as small integers (smallIntegers).
  *
  * Nested values (and fields of mixed types) go through msgpack, which
  * drops an own "__proto__" key and writes -0 as 0, and strings are UTF-8,
@@ -20,7 +22,7 @@
  */
 import { Packr } from 'msgpackr';
 import type { Kind, Records } from '../../projections/records.js';
-import { layoutOf, microsOf, minutesOf, type Stored } from './packed-times.js';
+import { layoutOf, microsOf, minutesOf, packedFieldsCode, type Stored } from './packed-times.js';
 import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableToSave, type TableToSave } from './table.js';
 
@@ -192,7 +194,8 @@ const makers = new Map<string, Maker>();
 /**
  * A function that makes a chunk's records, generated once per field list
  * and column types: one object literal per record, read straight from the
- * columns. Field names enter the code only as JSON string literals.
+ * columns; `times`, each as two fields, as the model stores them (see
+ * packed-times.ts). Field names enter the code only as JSON string literals.
  */
 function makerFor(keys: readonly string[], columns: readonly Column[], times: ReadonlySet<string> = NO_TIMES): Maker {
   const signature = keys.map((key, c) => `${columns[c]!.type}${times.has(key) ? 't' : ''}${key}`).join('\u0000');
@@ -211,10 +214,11 @@ function makerFor(keys: readonly string[], columns: readonly Column[], times: Re
       value = column.type === 'b' ? `v${c}[i] === 1` : `v${c}[i]`;
     }
     // A time packed as the model stores it (see packed-times.ts), whatever its column (one of nulls only is of strings).
-    if (times.has(key)) fields.push(`${JSON.stringify(`${key}$min`)}: minutesOf(${value}), ${JSON.stringify(`${key}$us`)}: microsOf(${value})`);
+    if (times.has(key)) fields.push(packedFieldsCode(key, value));
     else fields.push(`${JSON.stringify(key)}: ${value}`);
   });
   const body = `${setup.join('\n')}
+let m;
 const out = new Array(count);
 for (let i = 0; i < count; i++) out[i] = { ${fields.join(', ')} };
 return out;`;
