@@ -9,6 +9,7 @@ import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
+import { ShardedMap } from './sharded-map.js';
 import { isPacked, pack, type Stored, unpack, unpackerOf, unpacked } from './packed-times.js';
 import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableOf, Table, type TableSchema, type TableToSave } from './table.js';
@@ -42,7 +43,7 @@ export interface TableToSaveOf {
 export type SnapshotChunk = { readonly kind: Kind } & ({ readonly stored: readonly Stored<AnyRecord>[] } | { readonly records: readonly AnyRecord[] });
 
 /** By kind, each record by id, as stored (see packed-times.ts). */
-type Maps = { [K in Kind]: Map<string, Stored<Records[K]>> };
+type Maps = { [K in Kind]: ShardedMap<Stored<Records[K]>> };
 type AnyStored = Stored<AnyRecord>;
 
 /** How many rows a table to save has (its indexes' and columns' length). */
@@ -68,7 +69,7 @@ export function institutionOf(kind: Kind, record: AnyStored): string {
 }
 
 export class ReadModel implements JsonView {
-  private readonly maps = Object.fromEntries(kinds.map((k) => [k, new Map()])) as Maps;
+  private readonly maps = Object.fromEntries(kinds.map((k) => [k, new ShardedMap()])) as Maps;
   /** Kind → institution → table. */
   private readonly tables = new Map<Kind, Map<string, Table<AnyRecord>>>();
   private readonly dirty = new Set<Table<AnyRecord>>();
@@ -81,7 +82,7 @@ export class ReadModel implements JsonView {
    * One id is held as it is, not in an array (an array is two objects more: at 1,000,000 shifts, arrays of one id were
    * 610,000 of the heap's 5.7M objects).
    */
-  private reservationsByShift: Map<string, string | string[]> | undefined;
+  private reservationsByShift: ShardedMap<string | string[]> | undefined;
   /** While the map is being made: the reservations not yet read into it (Map iteration sees what is added meanwhile). */
   private reservationsToNote: Iterator<Stored<Records['reservation']>> | undefined;
   /** Set while a replay keeps records only (deferTables). */
@@ -162,7 +163,7 @@ export class ReadModel implements JsonView {
   /** Make the shift → reservations map until `deadline` (performance.now(), ms); whether there is more to do. */
   noteReservations(deadline: number): boolean {
     if (this.reservationsByShift === undefined) {
-      this.reservationsByShift = new Map();
+      this.reservationsByShift = new ShardedMap();
       this.reservationsToNote = this.maps.reservation.values();
     }
     const toNote = this.reservationsToNote;
@@ -204,7 +205,7 @@ export class ReadModel implements JsonView {
     const { kind, id } = change;
     const record = change.record && this.interner.record(change.record);
     const stored = record && pack(kind, record);
-    const map = this.maps[kind] as Map<string, AnyStored>;
+    const map = this.maps[kind] as ShardedMap<AnyStored>;
     const before = map.get(id);
     if (stored === null) map.delete(id);
     else map.set(id, stored);
@@ -316,7 +317,7 @@ export class ReadModel implements JsonView {
    */
   private loadChunk(chunk: SnapshotChunk): number {
     const { kind } = chunk;
-    const map = this.maps[kind] as Map<string, AnyStored>;
+    const map = this.maps[kind] as ShardedMap<AnyStored>;
     const made = 'records' in chunk ? chunk.records : undefined;
     const records = 'stored' in chunk ? chunk.stored : isPacked(kind) ? made!.map((record) => pack(kind, record)) : made!;
     for (const record of records) map.set(record.id, record);

@@ -1,3 +1,5 @@
+import { ShardedMap } from './sharded-map.js';
+
 /**
  * A symbol column's codes (table.ts): value → code, a new value getting the
  * next code, never reused. Seeded from a snapshot (its values in code
@@ -13,7 +15,7 @@
  * passes, in a profile).
  */
 export class SymbolCodes {
-  private readonly codes = new Map<string, number>();
+  private readonly codes = new ShardedMap<number>();
   /** A snapshot's values in code order; those from `made` on are not in `codes` yet. */
   private seed: readonly string[] = [];
   private made = 0;

@@ -16,6 +16,7 @@ import { runThrough } from './pieces.js';
 import { FragmentStore } from './fragment-store.js';
 import type { Stored } from './packed-times.js';
 import { SymbolCodes } from './symbol-codes.js';
+import { ShardedMap } from './sharded-map.js';
 import { OrderRanks } from './order-ranks.js';
 import { capacityFor, ColumnRanks, type IndexDef, type Identified, type NextOrder, type NumericKey, type RowSource, SortedIndex } from './sorted-index.js';
 
@@ -163,7 +164,7 @@ export class Table<R extends Identified> implements RowSource {
   private changeCount = 0;
   /** Per row: the record's JSON as responses show it. */
   private readonly fragments = new FragmentStore(16);
-  private readonly rowOfId = new Map<string, number>();
+  private readonly rowOfId = new ShardedMap<number>();
   private readonly freeRows: number[] = [];
   private readonly columnKeys: Array<[string, NumericKey<R>]>;
   private readonly dictionaries = new Map<string, SymbolCodes>();

@@ -1,0 +1,110 @@
+/**
+ * The read model's sharded map answers as a Map does (the same entries,
+ * size, lookups and deletions, whatever the keys), iterates every entry
+ * once, sees changes made while it iterates as a Map does, and spreads ids
+ * over its shards evenly, so that no growth moves much more than a 256th of
+ * its entries.
+ */
+import { randomUUID } from 'node:crypto';
+import fc from 'fast-check';
+import t from 'tap';
+import { ShardedMap } from '../src/readmodel/sharded-map.js';
+
+const key = fc.oneof(fc.uuid(), fc.string({ maxLength: 6 }), fc.constantFrom('', 'a', 'ab', 'abc', '\u{1F600}', 'x'.repeat(40)));
+const op = fc.oneof(
+  { weight: 6, arbitrary: fc.tuple(fc.constant('set' as const), key, fc.integer()) },
+  { weight: 3, arbitrary: fc.tuple(fc.constant('delete' as const), key, fc.constant(0)) },
+  { weight: 3, arbitrary: fc.tuple(fc.constant('get' as const), key, fc.constant(0)) },
+  { weight: 1, arbitrary: fc.tuple(fc.constant('clear' as const), fc.constant(''), fc.constant(0)) },
+);
+
+t.test('every operation answers as a Map does, and it holds the same entries', async (t) => {
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+      const sharded = new ShardedMap<number>();
+      const model = new Map<string, number>();
+      for (const [name, k, value] of ops) {
+        if (name === 'set') {
+          if (sharded.set(k, value) !== sharded) return false;
+          model.set(k, value);
+        } else if (name === 'delete') {
+          if (sharded.delete(k) !== model.delete(k)) return false;
+        } else if (name === 'get') {
+          if (sharded.get(k) !== model.get(k) || sharded.has(k) !== model.has(k)) return false;
+        } else {
+          sharded.clear();
+          model.clear();
+        }
+        if (sharded.size !== model.size) return false;
+      }
+      const entries = [...sharded];
+      const sorted = (xs: Array<[string, number]>) => [...xs].sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
+      return (
+        entries.length === model.size &&
+        JSON.stringify(sorted(entries)) === JSON.stringify(sorted([...model])) &&
+        JSON.stringify([...sharded.keys()]) === JSON.stringify(entries.map(([k]) => k)) &&
+        JSON.stringify([...sharded.values()]) === JSON.stringify(entries.map(([, v]) => v))
+      );
+    }),
+    { numRuns: 400 },
+  );
+  t.pass('400 runs of up to 300 operations');
+});
+
+t.test('an iteration under way sees each entry it did not change once, and none deleted before it got there', async (t) => {
+  fc.assert(
+    fc.property(fc.uniqueArray(fc.uuid(), { minLength: 1, maxLength: 400 }), fc.array(fc.tuple(fc.nat(), fc.boolean()), { maxLength: 200 }), (keys, changes) => {
+      const map = new ShardedMap<number>();
+      keys.forEach((k, i) => map.set(k, i));
+      const touched = new Set<string>();
+      const deleted = new Set<string>();
+      const seen: string[] = [];
+      const iteration = map.entries();
+      let c = 0;
+      for (let next = iteration.next(); !next.done; next = iteration.next()) {
+        const [k] = next.value;
+        if (deleted.has(k)) return false;
+        seen.push(k);
+        // Between two steps: delete a key, or set one anew.
+        const change = changes[c++];
+        if (change === undefined) continue;
+        const [which, remove] = change;
+        const target = keys[which % keys.length]!;
+        touched.add(target);
+        if (remove) {
+          map.delete(target);
+          deleted.add(target);
+        } else {
+          map.set(target, -1);
+          deleted.delete(target);
+        }
+      }
+      const counts = new Map<string, number>();
+      for (const k of seen) counts.set(k, (counts.get(k) ?? 0) + 1);
+      return keys.every((k) => touched.has(k) || counts.get(k) === 1);
+    }),
+    { numRuns: 300 },
+  );
+  t.pass('300 runs');
+});
+
+t.test('ids spread evenly over the shards: no growth moves much more than a 256th of the entries', async (t) => {
+  const generated = (n: number) => {
+    // The benchmark's ids (bench/generate.ts): a random first group, a counter in hex at the end.
+    const out: string[] = [];
+    for (let i = 1; i <= n; i++) out.push(`${(Math.imul(i, 2654435761) >>> 0).toString(16).padStart(8, '0')}-0003-4171-8560-${i.toString(16).padStart(12, '0')}`);
+    return out;
+  };
+  const sequential = (n: number) => Array.from({ length: n }, (_, i) => `00000000-0000-4000-8000-${i.toString(16).padStart(12, '0')}`);
+  const random = (n: number) => Array.from({ length: n }, () => randomUUID());
+  for (const [name, keys] of [
+    ['random UUIDs', random(200_000)],
+    ['the benchmark\'s ids', generated(200_000)],
+    ['UUIDs differing only in a counter at the end', sequential(200_000)],
+  ] as const) {
+    const map = new ShardedMap<number>();
+    for (const k of keys) map.set(k, 0);
+    const mean = keys.length / 256;
+    t.ok(map.largestShard() < 1.25 * mean, `${name}: the largest shard holds ${map.largestShard()} of a mean ${mean}`);
+  }
+});
