@@ -16,6 +16,8 @@ const op = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(fc.constant('delete' as const), key, fc.constant(0)) },
   { weight: 3, arbitrary: fc.tuple(fc.constant('get' as const), key, fc.constant(0)) },
   { weight: 1, arbitrary: fc.tuple(fc.constant('clear' as const), fc.constant(''), fc.constant(0)) },
+  // Many at once (setEach), keys repeated included: the last of a key's values stays, as with one set after another.
+  { weight: 1, arbitrary: fc.tuple(fc.constant('setEach' as const), fc.array(fc.tuple(key, fc.integer()), { maxLength: 40 }), fc.constant(0)) },
 );
 
 t.test('every operation answers as a Map does, and it holds the same entries', async (t) => {
@@ -29,6 +31,12 @@ t.test('every operation answers as a Map does, and it holds the same entries', a
           model.set(k, value);
         } else if (name === 'delete') {
           if (sharded.delete(k) !== model.delete(k)) return false;
+        } else if (name === 'setEach') {
+          sharded.setEach(
+            k.map(([each]) => each),
+            k.map(([, v]) => v),
+          );
+          for (const [each, v] of k) model.set(each, v);
         } else if (name === 'get') {
           if (sharded.get(k) !== model.get(k) || sharded.has(k) !== model.has(k)) return false;
         } else {

@@ -320,7 +320,10 @@ export class ReadModel implements JsonView {
     const map = this.maps[kind] as ShardedMap<AnyStored>;
     const made = 'records' in chunk ? chunk.records : undefined;
     const records = 'stored' in chunk ? chunk.stored : isPacked(kind) ? made!.map((record) => pack(kind, record)) : made!;
-    for (const record of records) map.set(record.id, record);
+    map.setEach(
+      records.map((record) => record.id),
+      records,
+    );
     // The shift → reservations map, if it is made (one being made will read these too: they are added to the map it reads).
     if (kind === 'reservation' && this.reservationsByShift !== undefined && this.reservationsToNote === undefined) {
       for (const record of records as readonly Stored<Records['reservation']>[]) this.noteReservation(record.shift_id, record.id, true);
@@ -344,20 +347,35 @@ export class ReadModel implements JsonView {
    */
   private fillTables(kind: Kind, records: readonly AnyStored[], made?: readonly AnyRecord[]): void {
     if (!this.defs[kind]) return;
+    // Each institution's run of records at once (a chunk holds long runs of one): Table.addAll.
     let institution: string | undefined;
-    let table: Table<AnyRecord> | undefined;
+    let ids: string[] = [];
+    let run: AnyStored[] = [];
+    let runMade: Array<AnyRecord | undefined> = [];
+    const addRun = () => {
+      if (run.length === 0) return;
+      const table = this.tableOf(kind, institution!)!;
+      this.dirty.add(table);
+      table.addAll(ids, run, made && runMade);
+      ids = [];
+      run = [];
+      runMade = [];
+    };
     for (let i = 0; i < records.length; i++) {
       const record = records[i]!;
       if (!this.listed(kind, record)) continue;
       const owner = institutionOf(kind, record);
       if (owner !== institution) {
+        addRun();
         institution = owner;
-        table = this.tableOf(kind, owner)!;
-        this.dirty.add(table);
       }
-      table!.add(record.id, record, made?.[i]);
+      ids.push(record.id);
+      run.push(record);
+      if (made) runMade.push(made[i]);
     }
+    addRun();
   }
+
 
   /** Make each table of this kind room for the rows these records will take (one allocation, not a doubling per size). */
   private reserveTables(kind: Kind, records: readonly AnyStored[]): void {

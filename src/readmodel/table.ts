@@ -361,14 +361,26 @@ export class Table<R extends Identified> implements RowSource {
    * it replaces: a snapshot's, as it loads (each of its records once).
    */
   add(id: string, stored: Stored<R>, record?: R): void {
+    this.rowOfId.set(id, this.place(stored, record));
+  }
+
+  /** `add` for many records (`ids[i]`'s is `stored[i]`, made as `made[i]` when at hand), their ids set a shard at a time. */
+  addAll(ids: readonly string[], stored: readonly Stored<R>[], made?: readonly (R | undefined)[]): void {
+    const rows = new Array<number>(stored.length);
+    for (let i = 0; i < stored.length; i++) rows[i] = this.place(stored[i]!, made?.[i]);
+    this.rowOfId.setEach(ids, rows);
+  }
+
+  /** A new row holding the record (all but its id's entry): the row. */
+  private place(stored: Stored<R>, record?: R): number {
     const row = this.allocate();
     this.changeCount++;
     this.records[row] = stored;
     if (this.seededRows === undefined) this.computeColumns(row, (record ??= this.unpack(stored)));
-    this.rowOfId.set(id, row);
     this.pending[row] = ADDED;
     this.addedRows.push(row);
     this.post(row, true, record);
+    return row;
   }
 
   private computeColumns(row: number, record: R): void {
