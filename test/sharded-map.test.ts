@@ -1,7 +1,7 @@
 /**
- * The read model's sharded map answers as a Map does (the same entries,
- * size, lookups and deletions, whatever the keys), iterates every entry
- * once, sees changes made while it iterates as a Map does, and spreads ids
+ * The read model's sharded map, split or whole, answers as a Map does (the
+ * same entries, size, lookups and deletions, whatever the keys), iterates
+ * every entry once, sees changes made while it iterates as a Map does, and spreads ids
  * over its shards evenly, so that no growth moves much more than its share
  * of the entries.
  */
@@ -20,10 +20,20 @@ const op = fc.oneof(
   { weight: 1, arbitrary: fc.tuple(fc.constant('setEach' as const), fc.array(fc.tuple(key, fc.integer()), { maxLength: 40 }), fc.constant(0)) },
 );
 
-t.test('every operation answers as a Map does, and it holds the same entries', async (t) => {
+/** A map made split (as a server makes them) or whole (as a replay worker does: ShardedMap.splitting). */
+function made(split: boolean): ShardedMap<number> {
+  ShardedMap.splitting = split;
+  try {
+    return new ShardedMap<number>();
+  } finally {
+    ShardedMap.splitting = true;
+  }
+}
+
+for (const split of [true, false]) t.test(`every operation answers as a Map does, and it holds the same entries (${split ? 'split' : 'whole'})`, async (t) => {
   fc.assert(
     fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
-      const sharded = new ShardedMap<number>();
+      const sharded = made(split);
       const model = new Map<string, number>();
       for (const [name, k, value] of ops) {
         if (name === 'set') {
@@ -59,10 +69,10 @@ t.test('every operation answers as a Map does, and it holds the same entries', a
   t.pass('400 runs of up to 300 operations');
 });
 
-t.test('an iteration under way sees each entry it did not change once, and none deleted before it got there', async (t) => {
+for (const split of [true, false]) t.test(`an iteration under way sees each entry it did not change once, and none deleted before it got there (${split ? 'split' : 'whole'})`, async (t) => {
   fc.assert(
     fc.property(fc.uniqueArray(fc.uuid(), { minLength: 1, maxLength: 400 }), fc.array(fc.tuple(fc.nat(), fc.boolean()), { maxLength: 200 }), (keys, changes) => {
-      const map = new ShardedMap<number>();
+      const map = made(split);
       keys.forEach((k, i) => map.set(k, i));
       const touched = new Set<string>();
       const deleted = new Set<string>();

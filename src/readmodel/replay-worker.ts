@@ -18,6 +18,7 @@ import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
 import { replay } from './replay.js';
 import { FeedWriter } from './change-feed.js';
+import { ShardedMap } from './sharded-map.js';
 import {
   ownBuffer,
   type ReplayEnd,
@@ -46,6 +47,8 @@ async function* sent(): AsyncGenerator<readonly RecordedEvent[]> {
     parentPort!.postMessage({ folded: true } satisfies ReplayFolded);
   }
 }
+// A replay answers no requests: its maps are made whole (see ShardedMap.splitting).
+ShardedMap.splitting = false;
 const model = new ReadModel(tableDefs);
 // Issued keys of every institution come too: they count for the key ledger, and are folded only by their own worker.
 const takes = ownedBy(task.index, new Map(task.assignment), task.workers);
