@@ -83,7 +83,10 @@ export class ReadModel implements JsonView {
    * 610,000 of the heap's 5.7M objects).
    */
   private reservationsByShift: ShardedMap<string | string[]> | undefined;
-  /** While the map is being made: the reservations not yet read into it (Map iteration sees what is added meanwhile). */
+  /**
+   * While the map is being made: the reservations not yet read into it (an iteration sees what is added meanwhile to
+   * the shards it has yet to read; `apply` notes every change itself once the map exists).
+   */
   private reservationsToNote: Iterator<Stored<Records['reservation']>> | undefined;
   /** Set while a replay keeps records only (deferTables). */
   private tablesDeferred = false;
@@ -375,7 +378,6 @@ export class ReadModel implements JsonView {
     }
     addRun();
   }
-
 
   /** Make each table of this kind room for the rows these records will take (one allocation, not a doubling per size). */
   private reserveTables(kind: Kind, records: readonly AnyStored[]): void {

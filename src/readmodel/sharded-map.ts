@@ -9,8 +9,10 @@
  * shift map passing 2^20 entries, every request waiting). Split 64 ways, a
  * growth moves a 64th of the entries: 0.6-1.3 ms at 16,384 (a quiet machine).
  * The price: a look-up or set takes about 1.5 times a Map's at a million
- * entries (random keys: 0.87 against 0.57 s for 1.5M), and a start-up
- * 0.1-0.2 s more (see the README). More shards cost more of both.
+ * entries (random keys: 0.87 against 0.57 s for 1.5M; 200,000 changes to a
+ * loaded model, bench/growth-stalls.js: 1.19 against 0.93 s), and a server's
+ * start-up about 0.1 s more (see the README). More shards cost more of both.
+ * A process that keeps no request waiting makes its maps whole (`splitting`).
  *
  * Shards are made when a key first falls in them. Iteration goes shard by
  * shard, each in its insertion order, and sees the map as it is (entries
