@@ -16,6 +16,8 @@ const op = fc.oneof(
   { weight: 3, arbitrary: fc.tuple(fc.constant('delete' as const), key, fc.constant(0)) },
   { weight: 3, arbitrary: fc.tuple(fc.constant('get' as const), key, fc.constant(0)) },
   { weight: 1, arbitrary: fc.tuple(fc.constant('clear' as const), fc.constant(''), fc.constant(0)) },
+  // Set or delete, answering the value before (swap: undefined deletes).
+  { weight: 3, arbitrary: fc.tuple(fc.constant('swap' as const), key, fc.option(fc.integer(), { nil: undefined })) },
   // Many at once (setEach), keys repeated included: the last of a key's values stays, as with one set after another.
   { weight: 1, arbitrary: fc.tuple(fc.constant('setEach' as const), fc.array(fc.tuple(key, fc.integer()), { maxLength: 40 }), fc.constant(0)) },
 );
@@ -41,6 +43,10 @@ for (const split of [true, false]) t.test(`every operation answers as a Map does
           model.set(k, value);
         } else if (name === 'delete') {
           if (sharded.delete(k) !== model.delete(k)) return false;
+        } else if (name === 'swap') {
+          if (sharded.swap(k, value) !== model.get(k)) return false;
+          if (value === undefined) model.delete(k);
+          else model.set(k, value);
         } else if (name === 'setEach') {
           sharded.setEach(
             k.map(([each]) => each),

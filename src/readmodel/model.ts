@@ -208,10 +208,7 @@ export class ReadModel implements JsonView {
     const { kind, id } = change;
     const record = change.record && this.interner.record(change.record);
     const stored = record && pack(kind, record);
-    const map = this.maps[kind] as ShardedMap<AnyStored>;
-    const before = map.get(id);
-    if (stored === null) map.delete(id);
-    else map.set(id, stored);
+    const before = (this.maps[kind] as ShardedMap<AnyStored>).swap(id, stored ?? undefined);
     this.revisions[kind] += 1;
     const owner = stored ?? before;
     if (!owner) return;
@@ -352,15 +349,13 @@ export class ReadModel implements JsonView {
     if (!this.defs[kind]) return;
     // Each institution's run of records at once (a chunk holds long runs of one): Table.addAll.
     let institution: string | undefined;
-    let ids: string[] = [];
     let run: AnyStored[] = [];
     let runMade: Array<AnyRecord | undefined> = [];
     const addRun = () => {
       if (run.length === 0) return;
       const table = this.tableOf(kind, institution!)!;
       this.dirty.add(table);
-      table.addAll(ids, run, made && runMade);
-      ids = [];
+      table.addAll(run, made && runMade);
       run = [];
       runMade = [];
     };
@@ -372,7 +367,6 @@ export class ReadModel implements JsonView {
         addRun();
         institution = owner;
       }
-      ids.push(record.id);
       run.push(record);
       if (made) runMade.push(made[i]);
     }

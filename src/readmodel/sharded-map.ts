@@ -8,9 +8,10 @@
  * machine and took 344 ms in a server folding a live import (a profile: the
  * shift map passing 2^20 entries, every request waiting). Split 64 ways, a
  * growth moves a 64th of the entries: 0.6-1.3 ms at 16,384 (a quiet machine).
- * The price: a look-up or set takes about 1.5 times a Map's at a million
- * entries (random keys: 0.87 against 0.57 s for 1.5M; 200,000 changes to a
- * loaded model, bench/growth-stalls.js: 1.19 against 0.93 s), and a server's
+ * The price: a look-up or set takes about 1.6 times a Map's at a million
+ * entries (1.5M look-ups of random keys: 0.90 against 0.56 s; 200,000
+ * changes to a loaded model, bench/growth-stalls.js: 1.19 against 0.93 s),
+ * most likely a cache miss reading the key's characters, and a server's
  * start-up about 0.1 s more (see the README). More shards cost more of both.
  * A process that keeps no request waiting makes its maps whole (`splitting`).
  *
@@ -75,9 +76,35 @@ export class ShardedMap<V> implements Iterable<[string, V]> {
   }
 
   /**
+   * Set `value` under `key` (delete the key when it is undefined), finding its shard once: the value it had before.
+   * (A change the model applies reads the record it replaces, then sets or deletes it.)
+   */
+  swap(key: string, value: V | undefined): V | undefined {
+    const whole = this.whole;
+    if (whole !== undefined) {
+      const before = whole.get(key);
+      if (value === undefined) whole.delete(key);
+      else whole.set(key, value);
+      return before;
+    }
+    const at = shardOf(key);
+    let shard = this.shards[at];
+    if (shard === undefined) {
+      if (value === undefined) return undefined;
+      this.shards[at] = shard = new Map();
+    }
+    const size = shard.size;
+    const before = shard.get(key);
+    if (value === undefined) shard.delete(key);
+    else shard.set(key, value);
+    this.count += shard.size - size;
+    return before;
+  }
+
+  /**
    * Set each value under the key at its index, a shard at a time: a batch's keys spread over every shard, and one
-   * shard's table at a time stays in the cache (a snapshot's chunk of records as it loads: its start-up 0.2 s slower
-   * with a set a key, 0.1 s with this, at a million shifts).
+   * shard's table at a time stays in the cache (a snapshot's chunk of records as it loads: at a million shifts, the
+   * start-up was 0.2-0.3 s slower than with whole maps with a set a key, about 0.1 s with this; noisy runs).
    */
   setEach(keys: readonly string[], values: readonly V[]): void {
     const n = keys.length;

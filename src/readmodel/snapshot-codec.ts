@@ -227,11 +227,16 @@ return out;`;
   return maker;
 }
 
+/** A chunk as written, its columns ready to make records from. */
+function columnsOf(buffer: Uint8Array): { keys: readonly string[]; columns: Column[]; count: number } {
+  const chunk = packr.unpack(buffer) as Chunk;
+  return { keys: chunk.keys, columns: chunk.columns.map(smallIntegers), count: chunk.count };
+}
+
 /** The records of one chunk, in the order they were written. */
 export function decodeChunk(buffer: Uint8Array): object[] {
-  const chunk = packr.unpack(buffer) as Chunk;
-  const columns = chunk.columns.map(smallIntegers);
-  return makerFor(chunk.keys, columns)(columns, chunk.count);
+  const { keys, columns, count } = columnsOf(buffer);
+  return makerFor(keys, columns)(columns, count);
 }
 
 const NO_TIMES: ReadonlySet<string> = new Set();
@@ -241,11 +246,10 @@ const NO_TIMES: ReadonlySet<string> = new Set();
  * packed after, when the chunk holds the kind's fields in its layout's order), or as written (`records`).
  */
 export function decodeStoredChunk<K extends Kind>(kind: K, buffer: Uint8Array): { stored: Stored<Records[K]>[] } | { records: Records[K][] } {
-  const chunk = packr.unpack(buffer) as Chunk;
-  const columns = chunk.columns.map(smallIntegers);
+  const { keys, columns, count } = columnsOf(buffer);
   const layout = layoutOf(kind);
-  if (layout === undefined || !sameKeys(chunk.keys, layout.fields)) return { records: makerFor(chunk.keys, columns)(columns, chunk.count) as Records[K][] };
-  return { stored: makerFor(chunk.keys, columns, new Set(layout.times))(columns, chunk.count) as Stored<Records[K]>[] };
+  if (layout === undefined || !sameKeys(keys, layout.fields)) return { records: makerFor(keys, columns)(columns, count) as Records[K][] };
+  return { stored: makerFor(keys, columns, new Set(layout.times))(columns, count) as Stored<Records[K]>[] };
 }
 
 function sameKeys(a: readonly string[], b: readonly string[]): boolean {

@@ -343,7 +343,8 @@ export class Table<R extends Identified> implements RowSource {
     if (old !== undefined) {
       this.changeCount++;
       this.post(old, false);
-      this.rowOfId.delete(id);
+      // (A record set again takes a new row: its id's entry is then overwritten, not deleted first.)
+      if (stored === null) this.rowOfId.delete(id);
       if (this.pending[old] === ADDED) {
         this.pending[old] = 0;
         this.release(old);
@@ -364,10 +365,14 @@ export class Table<R extends Identified> implements RowSource {
     this.rowOfId.set(id, this.place(stored, record));
   }
 
-  /** `add` for many records (`ids[i]`'s is `stored[i]`, made as `made[i]` when at hand), their ids set a shard at a time. */
-  addAll(ids: readonly string[], stored: readonly Stored<R>[], made?: readonly (R | undefined)[]): void {
+  /** `add` for many records (`stored[i]` made as `made[i]` when at hand), their ids set a shard at a time. */
+  addAll(stored: readonly Stored<R>[], made?: readonly (R | undefined)[]): void {
+    const ids = new Array<string>(stored.length);
     const rows = new Array<number>(stored.length);
-    for (let i = 0; i < stored.length; i++) rows[i] = this.place(stored[i]!, made?.[i]);
+    for (let i = 0; i < stored.length; i++) {
+      ids[i] = stored[i]!.id;
+      rows[i] = this.place(stored[i]!, made?.[i]);
+    }
     this.rowOfId.setEach(ids, rows);
   }
 
