@@ -36,9 +36,10 @@ interface Row {
 
 const schema = {
   columns: { a: (r: Row) => r.a, b: (r: Row) => r.b },
+  // ('ab' ends with 'b''s keys: rebuilt from scratch, its order starts from 'b''s; 'ba' is sorted on its own.)
   indexes: [
-    { name: 'ab', keys: ['a', 'b'] },
     { name: 'b', keys: ['b'] },
+    { name: 'ab', keys: ['a', 'b'] },
     { name: 'ba', keys: ['b', 'a'] },
   ],
 };

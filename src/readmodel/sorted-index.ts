@@ -467,15 +467,22 @@ export class SortedIndex {
    * a stable counting sort by each key's dense rank, least significant key
    * first, then the ids of rows equal on every key. Linear in the rows per
    * key, with no comparator calls but for those ties.
+   *
+   * An index among `sorted` (ordered from the same rows just before) whose
+   * keys are the last of this one's is this order's start: what is left is
+   * a pass per key before them, and no ties to order (its order has them by
+   * id). Most indexes end with a table's default order (a shift's `end`:
+   * end, start, created), which is then sorted once, not once per index.
    */
-  rebuild(rows: Uint32Array, ranks: ColumnRanks): void {
+  rebuild(rows: Uint32Array, ranks: ColumnRanks, sorted: readonly SortedIndex[] = []): void {
     this.changed();
     const n = rows.length;
-    let order = uint32s(capacityFor(n));
-    order.set(rows);
-    let next = uint32s(order.length);
     const keys = this.def.keys;
-    for (let c = keys.length - 1; c >= 0; c--) {
+    const base = SortedIndex.longestSuffix(keys, sorted, n);
+    let order = uint32s(capacityFor(n));
+    order.set(base === undefined ? rows : base.rows.subarray(0, n));
+    let next = uint32s(order.length);
+    for (let c = keys.length - 1 - (base?.def.keys.length ?? 0); c >= 0; c--) {
       const { rank, distinct } = ranks.of(keys[c]!);
       const starts = new Uint32Array(distinct + 1);
       for (let i = 0; i < n; i++) starts[rank[order[i]!]! + 1]!++;
@@ -486,6 +493,9 @@ export class SortedIndex {
       }
       [order, next] = [next, order];
     }
+    this.rows = order;
+    this.length = n;
+    if (base !== undefined) return;
     // Runs of rows equal on every key: by id.
     const columns = keys.map((key) => this.source.column(key));
     const sameKeys = (a: number, b: number) => {
@@ -499,8 +509,17 @@ export class SortedIndex {
       if (i - start > 1) order.subarray(start, i).sort(compare);
       start = i;
     }
-    this.rows = order;
-    this.length = n;
+  }
+
+  /** Of `sorted` (each holding `n` rows), the index whose keys are the most of the last of `keys` (fewer than all). */
+  private static longestSuffix(keys: readonly string[], sorted: readonly SortedIndex[], n: number): SortedIndex | undefined {
+    let best: SortedIndex | undefined;
+    for (const index of sorted) {
+      const tail = index.def.keys;
+      if (index.length !== n || tail.length >= keys.length || tail.length <= (best?.def.keys.length ?? 0)) continue;
+      if (tail.every((key, i) => key === keys[keys.length - tail.length + i])) best = index;
+    }
+    return best;
   }
 
   /** What is derived from the order is made again when next asked for. */

@@ -598,7 +598,11 @@ export class Table<R extends Identified> implements RowSource {
       // Many changes (a start-up, a replay): sort every row from scratch.
       const rows = Uint32Array.from(this.rowOfId.values());
       const ranks = new ColumnRanks(this, rows, this.records.length);
-      for (const index of this.indexes.values()) index.rebuild(rows, ranks);
+      const sorted: SortedIndex[] = [];
+      for (const index of this.indexes.values()) {
+        index.rebuild(rows, ranks, sorted);
+        sorted.push(index);
+      }
     } else {
       const isRemoved = (row: number) => pending[row] === REMOVED;
       for (const index of this.indexes.values()) index.update(isRemoved, removed, added);
