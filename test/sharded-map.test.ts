@@ -1,7 +1,8 @@
 /**
  * The read model's sharded map, split or whole, answers as a Map does (the
  * same entries, size, lookups and deletions, whatever the keys), iterates
- * every entry once, sees changes made while it iterates as a Map does, and spreads ids
+ * every entry once, sees changes made while it iterates as a Map does, lists
+ * its values shard by shard whether split or whole (a snapshot's order), and spreads ids
  * over its shards evenly, so that no growth moves much more than its share
  * of the entries.
  */
@@ -110,6 +111,33 @@ for (const split of [true, false]) t.test(`an iteration under way sees each entr
     { numRuns: 300 },
   );
   t.pass('300 runs');
+});
+
+t.test('a whole map lists its values in the order a split map with the same history iterates in: shard by shard (what snapshots store)', async (t) => {
+  fc.assert(
+    fc.property(fc.array(op, { maxLength: 300 }), (ops) => {
+      const [split, whole] = [made(true), made(false)];
+      for (const map of [split, whole]) {
+        for (const [name, k, value] of ops) {
+          if (name === 'set') map.set(k, value);
+          else if (name === 'delete') map.delete(k);
+          else if (name === 'swap') map.swap(k, value);
+          else if (name === 'setEach') map.setEach(k.map(([each]) => each), k.map(([, v]) => v));
+          else if (name === 'clear') map.clear();
+        }
+      }
+      const splitValues = [...split.values()];
+      return (
+        JSON.stringify([...split.valuesByShard()]) === JSON.stringify(splitValues) &&
+        JSON.stringify([...whole.valuesByShard()]) === JSON.stringify(splitValues) &&
+        // Places in the map's own order: a split map's are their own indexes; a whole map's pick its values out.
+        JSON.stringify(Array.from(split.shardOrder())) === JSON.stringify(splitValues.map((_, i) => i)) &&
+        JSON.stringify(Array.from(whole.shardOrder(), (i) => [...whole.values()][i])) === JSON.stringify(splitValues)
+      );
+    }),
+    { numRuns: 300 },
+  );
+  t.pass('300 runs of up to 300 operations');
 });
 
 t.test('ids spread evenly over the shards: no growth moves much more than its share of the entries', async (t) => {

@@ -154,6 +154,40 @@ export class ShardedMap<V> implements Iterable<[string, V]> {
     return this.shards.reduce((most, shard) => Math.max(most, shard?.size ?? 0), this.whole?.size ?? 0);
   }
 
+  /**
+   * The order of the entries shard by shard, each shard's in the order its keys were first set: at each place, the
+   * index of the entry there in this map's own iteration order. A split map iterates so (the places are their own
+   * indexes); a whole map's entries are sorted so by shard (a counting sort). What a snapshot stores records in, so
+   * that loading one sets a map's shards one after another (see ReadModel.storedInSnapshotOrder).
+   */
+  shardOrder(): Uint32Array {
+    const n = this.size;
+    const order = new Uint32Array(n);
+    const whole = this.whole;
+    if (whole === undefined) {
+      for (let i = 0; i < n; i++) order[i] = i;
+      return order;
+    }
+    const shardOfEntry = new Uint8Array(n);
+    const starts = new Int32Array(SHARDS + 1);
+    let i = 0;
+    for (const key of whole.keys()) {
+      const at = shardOf(key);
+      shardOfEntry[i++] = at;
+      starts[at + 1]!++;
+    }
+    for (let s = 0; s < SHARDS; s++) starts[s + 1]! += starts[s]!;
+    for (i = 0; i < n; i++) order[starts[shardOfEntry[i]!]!++] = i;
+    return order;
+  }
+
+  /** The values in `shardOrder`. */
+  valuesByShard(): Iterable<V> {
+    if (this.whole === undefined) return this.values();
+    const values = Array.from(this.whole.values());
+    return Array.from(this.shardOrder(), (i) => values[i]!);
+  }
+
   entries(): IterableIterator<[string, V]> {
     if (this.whole !== undefined) return this.whole.entries();
     return new Across(this.shards, (shard) => shard.entries());
