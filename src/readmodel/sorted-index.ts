@@ -700,6 +700,38 @@ export function capacityFor(n: number): number {
 }
 
 /**
+ * The place of each of the first `distinct` values of `sorted` (distinct, ascending, no -0): a function from one of
+ * them to its place, by a hash of its bits (open addressing, twice as many slots as values). A binary search of half
+ * a million values took about twice as long (0.14 against 0.08 s for 500,000 look-ups, a column of times).
+ */
+function rankLookup(sorted: Float64Array, distinct: number): (value: number) => number {
+  let bits = 1;
+  while (1 << bits < 2 * distinct) bits++;
+  const shift = 32 - bits;
+  const mask = (1 << bits) - 1;
+  const words = new Uint32Array(sorted.buffer, sorted.byteOffset, 2 * distinct);
+  const slots = new Int32Array(1 << bits).fill(-1);
+  const slotOf = (lo: number, hi: number) => Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b) >>> shift;
+  for (let r = 0; r < distinct; r++) {
+    let slot = slotOf(words[2 * r]!, words[2 * r + 1]!);
+    while (slots[slot] !== -1) slot = (slot + 1) & mask;
+    slots[slot] = r;
+  }
+  const scratch = new Float64Array(1);
+  const scratchWords = new Uint32Array(scratch.buffer);
+  return (value) => {
+    scratch[0] = value;
+    const lo = scratchWords[0]!;
+    const hi = scratchWords[1]!;
+    for (let slot = slotOf(lo, hi); ; slot = (slot + 1) & mask) {
+      const r = slots[slot]!;
+      if (r < 0) throw new RangeError(`${value} is not among the values ranked`);
+      if (words[2 * r] === lo && words[2 * r + 1] === hi) return r;
+    }
+  };
+}
+
+/**
  * Dense ranks of column values over a set of rows (0 for the smallest
  * value, +1 for each next distinct one), by row number: computed once per
  * column and shared by every index of a table rebuilt together.
@@ -720,24 +752,15 @@ export class ColumnRanks {
     if (cached) return cached;
     const column = this.source.column(name);
     const rows = this.rows;
-    // (Plain memory: sorted, which is about a tenth slower on shared memory, and let go of at once.)
+    // (Plain memory: sorted, which is about a tenth slower on shared memory, and let go of at once. `+ 0`: -0 is 0.)
     const values = new Float64Array(rows.length);
-    for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]!;
+    for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]! + 0;
     values.sort();
     let distinct = 0;
     for (let i = 0; i < values.length; i++) if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i]!;
     const rank = uint32s(this.rowCount);
-    for (let i = 0; i < rows.length; i++) {
-      const value = column[rows[i]!]!;
-      let lo = 0;
-      let hi = distinct;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (values[mid]! < value) lo = mid + 1;
-        else hi = mid;
-      }
-      rank[rows[i]!] = lo;
-    }
+    const rankOf = rankLookup(values, distinct);
+    for (let i = 0; i < rows.length; i++) rank[rows[i]!] = rankOf(column[rows[i]!]! + 0);
     const ranks = { rank, distinct };
     this.cache.set(name, ranks);
     return ranks;
