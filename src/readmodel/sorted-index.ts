@@ -701,8 +701,8 @@ export function capacityFor(n: number): number {
 
 /**
  * The place of each of the first `distinct` values of `sorted` (distinct, ascending, no -0): a function from one of
- * them to its place, by a hash of its bits (open addressing, twice as many slots as values). A binary search of half
- * a million values took about twice as long (0.14 against 0.08 s for 500,000 look-ups, a column of times).
+ * them to its place, by a hash of its bits (open addressing, twice as many slots as values). With a binary search of
+ * the sorted values instead, ranking 500,000 rows took 0.14 s against 0.08 s (a column of times, its sort included).
  */
 function rankLookup(sorted: Float64Array, distinct: number): (value: number) => number {
   let bits = 1;
