@@ -634,8 +634,8 @@ export class ReadModel implements JsonView {
     const placeOf = tables.map((table) => uint32s(table.rowCount));
     const next = new Uint32Array(tables.length);
     const order = map.shardOrder();
-    for (let k = 0; k < order.length; k++) {
-      const entry = order[k]!;
+    for (let k = 0; k < map.size; k++) {
+      const entry = order === undefined ? k : order[k]!;
       const t = tableOfEntry[entry]!;
       if (t >= 0) placeOf[t]![rowOfEntry[entry]!] = next[t]!++;
     }

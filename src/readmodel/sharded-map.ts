@@ -31,6 +31,23 @@ function shardOf(key: string): number {
   return Math.imul(h, 0x9e3779b1) >>> (32 - SHARD_BITS);
 }
 
+/** The indexes of `n` keys sorted by shard (a stable counting sort), and where each shard's run of them starts (shard s: starts[s] to starts[s + 1]). */
+function byShard(keys: Iterable<string>, n: number): { order: Uint32Array; starts: Int32Array } {
+  const shardOfKey = new Uint8Array(n);
+  const starts = new Int32Array(SHARDS + 1);
+  let i = 0;
+  for (const key of keys) {
+    const at = shardOf(key);
+    shardOfKey[i++] = at;
+    starts[at + 1]!++;
+  }
+  for (let s = 0; s < SHARDS; s++) starts[s + 1]! += starts[s]!;
+  const order = new Uint32Array(n);
+  const next = starts.slice(0, SHARDS);
+  for (i = 0; i < n; i++) order[next[shardOfKey[i]!]!++] = i;
+  return { order, starts };
+}
+
 export class ShardedMap<V> implements Iterable<[string, V]> {
   /**
    * Whether maps made from now on are split. A process with no requests to keep waiting (a replay worker) makes
@@ -113,17 +130,7 @@ export class ShardedMap<V> implements Iterable<[string, V]> {
       for (let i = 0; i < n; i++) whole.set(keys[i]!, values[i]!);
       return;
     }
-    const shardOfKey = new Uint8Array(n);
-    const starts = new Int32Array(SHARDS + 1);
-    for (let i = 0; i < n; i++) {
-      const at = shardOf(keys[i]!);
-      shardOfKey[i] = at;
-      starts[at + 1]!++;
-    }
-    for (let s = 0; s < SHARDS; s++) starts[s + 1]! += starts[s]!;
-    const order = new Uint32Array(n);
-    const next = starts.slice(0, SHARDS);
-    for (let i = 0; i < n; i++) order[next[shardOfKey[i]!]!++] = i;
+    const { order, starts } = byShard(keys, n);
     for (let s = 0; s < SHARDS; s++) {
       if (starts[s] === starts[s + 1]) continue;
       let shard = this.shards[s];
@@ -156,36 +163,21 @@ export class ShardedMap<V> implements Iterable<[string, V]> {
 
   /**
    * The order of the entries shard by shard, each shard's in the order its keys were first set: at each place, the
-   * index of the entry there in this map's own iteration order. A split map iterates so (the places are their own
-   * indexes); a whole map's entries are sorted so by shard (a counting sort). What a snapshot stores records in, so
-   * that loading one sets a map's shards one after another (see ReadModel.storedInSnapshotOrder).
+   * index of the entry there in this map's own iteration order; undefined for a split map, which iterates so already.
+   * A whole map's entries are sorted so by shard. What a snapshot stores records in, so that loading one sets a map's
+   * shards one after another (see ReadModel.storedInSnapshotOrder).
    */
-  shardOrder(): Uint32Array {
-    const n = this.size;
-    const order = new Uint32Array(n);
+  shardOrder(): Uint32Array | undefined {
     const whole = this.whole;
-    if (whole === undefined) {
-      for (let i = 0; i < n; i++) order[i] = i;
-      return order;
-    }
-    const shardOfEntry = new Uint8Array(n);
-    const starts = new Int32Array(SHARDS + 1);
-    let i = 0;
-    for (const key of whole.keys()) {
-      const at = shardOf(key);
-      shardOfEntry[i++] = at;
-      starts[at + 1]!++;
-    }
-    for (let s = 0; s < SHARDS; s++) starts[s + 1]! += starts[s]!;
-    for (i = 0; i < n; i++) order[starts[shardOfEntry[i]!]!++] = i;
-    return order;
+    return whole && byShard(whole.keys(), whole.size).order;
   }
 
   /** The values in `shardOrder`. */
   valuesByShard(): Iterable<V> {
-    if (this.whole === undefined) return this.values();
-    const values = Array.from(this.whole.values());
-    return Array.from(this.shardOrder(), (i) => values[i]!);
+    const order = this.shardOrder();
+    if (order === undefined) return this.values();
+    const values = Array.from(this.values());
+    return Array.from(order, (i) => values[i]!);
   }
 
   entries(): IterableIterator<[string, V]> {

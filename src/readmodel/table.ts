@@ -354,18 +354,13 @@ export class Table<R extends Identified> implements RowSource {
         this.removedRows.push(old);
       }
     }
-    if (stored !== null) this.add(id, stored, record);
+    if (stored !== null) this.rowOfId.set(id, this.place(stored, record));
   }
 
   /**
-   * Set a record new to the table, as `set` does, without looking for one
-   * it replaces: a snapshot's, as it loads (each of its records once).
+   * Set records new to the table (`stored[i]` made as `made[i]` when at hand), as `set` does, without looking for ones
+   * they replace: a snapshot's, as it loads (each of its records once), their ids set a shard at a time.
    */
-  add(id: string, stored: Stored<R>, record?: R): void {
-    this.rowOfId.set(id, this.place(stored, record));
-  }
-
-  /** `add` for many records (`stored[i]` made as `made[i]` when at hand), their ids set a shard at a time. */
   addAll(stored: readonly Stored<R>[], made?: readonly (R | undefined)[]): void {
     const ids = new Array<string>(stored.length);
     const rows = new Array<number>(stored.length);
