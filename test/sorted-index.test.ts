@@ -11,7 +11,7 @@
  * row needs the room. A table publishing in the background keeps its
  * indexes as of its last publication, all alike, until the next is taken
  * whole; the server's background work publishes each change soon after it
- * lands, and makes the memory a big table's next orders are made in before
+ * lands, at most once a gap that grows with the table's rows, and makes the memory a big table's next orders are made in before
  * its first change.
  */
 import fc from 'fast-check';
@@ -516,6 +516,37 @@ t.test("a server's background work publishes a big table's changes soon after th
   t.same(starts(), before, 'searches see the table as it was');
   await until(() => (model.stale(institution) ? undefined : true), 2000);
   t.same(starts(), [shift(199).id, ...before.slice(0, 199), shift(200).id, shift(201).id], 'every change, in start order');
+});
+
+t.test("a big table publishes at most once a gap that grows with its rows: changes soon after a publication wait for the gap's end, then are published without another change", async (t) => {
+  const defaults = { publishFrom: Table.publishFrom, publicationGapPerRowMs: Table.publicationGapPerRowMs, publicationGapMaxMs: Table.publicationGapMaxMs };
+  // 200 rows: a gap of 400 ms (2 ms a row, at most 400).
+  Object.assign(Table, { publishFrom: 64, publicationGapPerRowMs: 2, publicationGapMaxMs: 400 });
+  t.teardown(() => Object.assign(Table, defaults));
+  const model = new ReadModel(tableDefs);
+  for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
+  model.flush();
+  // Idle every 10 s: only a change, or the gap's end, wakes it sooner.
+  const background = workInBackground(model, () => true, 4, 10_000);
+  t.teardown(() => background.stop());
+  await until(() => model.publishesInBackground || undefined);
+  model.apply(put('shift', shift(200)));
+  await until(() => (model.stale(institution) ? undefined : true), 2000);
+  const published = performance.now();
+  t.pass('the first change is published at once');
+  model.apply(put('shift', shift(201)));
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  t.ok(model.stale(institution), 'a change right after waits (still stale 200 ms into a gap of 400)');
+  await until(() => (model.stale(institution) ? undefined : true), 2000);
+  const waited = performance.now() - published;
+  t.ok(waited >= 390 && waited < 1500, `published ${Math.round(waited)} ms after the one before, with no other change (gap 400 ms, idle 10 s)`);
+  const table = model.table('shift', institution)!;
+  t.equal(table.index('start').size, 202, 'both new shifts are in');
+  t.equal(table.publicationDue, -Infinity, 'nothing waits');
+  // 202 rows would make 404 ms: the gap stops at publicationGapMaxMs.
+  model.apply(put('shift', shift(202)));
+  const left = table.publicationDue - performance.now();
+  t.ok(left > 300 && left <= 400, `the next may come ${Math.round(left)} ms from now, at most 400`);
 });
 
 t.test("a server's background work allocates the memory a big table's indexes make their next orders in before their first change, and the first publication makes them there", async (t) => {

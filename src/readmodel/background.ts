@@ -7,7 +7,7 @@
  * rank matrices searches wanted, looked for again every `idleMs` when there
  * is nothing to do (or the model is not `ready`). First of all, once ready,
  * the changes of the big tables' indexes (ReadModel.publishInBackground),
- * woken at once by a change. The timers never keep the process alive.
+ * woken at once by a change (or when the table may publish again). The timers never keep the process alive.
  */
 import type { ReadModel } from './model.js';
 
@@ -47,7 +47,8 @@ export function workInBackground(model: ReadModel, ready: () => boolean = () => 
     if (workUntil(model, deadline)) timer = setImmediate(tick).unref();
     else {
       asleep = true;
-      timer = setTimeout(tick, idleMs).unref();
+      // (Until a table's changes may be published, if that comes first: see Table.publicationGapPerRowMs.)
+      timer = setTimeout(tick, Math.max(1, Math.min(idleMs, model.publicationDue() - performance.now()))).unref();
     }
   };
   timer = setImmediate(tick).unref();

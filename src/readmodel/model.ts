@@ -512,6 +512,13 @@ export class ReadModel implements JsonView {
     return this.publishing;
   }
 
+  /** When the next table's changes may be published (Table.publicationDue; performance.now(), ms), Infinity when none wait. */
+  publicationDue(): number {
+    let due = Infinity;
+    for (const table of this.dirty) if (table.unpublished) due = Math.min(due, table.publicationDue);
+    return due;
+  }
+
   /** Publish the tables' changes (Table.publishStep) until `deadline` (performance.now(), ms). Whether there is more to do now. */
   publishIndexes(deadline: number): boolean {
     for (const table of this.dirty) {
