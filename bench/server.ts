@@ -17,6 +17,7 @@ import type { FastifyInstance, LogLevel } from 'fastify';
 import { createServer } from '../src/http/server.js';
 import { createLogger } from '../src/logger.js';
 import { finishBackgroundWork } from '../src/readmodel/background.js';
+import { configSchema } from '../src/config.js';
 import { openRuntime } from '../src/runtime.js';
 
 const dataDir = process.argv[2];
@@ -25,7 +26,9 @@ if (!dataDir) throw new Error('usage: server.js <DATA_DIR> [--bare]');
 const bare = process.argv.includes('--bare');
 
 const started = performance.now();
-const runtime = openRuntime({ DATA_DIR: dataDir, EVENTSTORE_URL: undefined });
+// The memory budgets from the environment, as `vm-api serve` takes them.
+const budgets = configSchema.pick({ RANK_MATRIX_MB: true, FRAGMENT_CACHE_MB: true }).parse(process.env);
+const runtime = openRuntime({ DATA_DIR: dataDir, EVENTSTORE_URL: undefined, ...budgets });
 await runtime.projector.start();
 const startupMs = performance.now() - started;
 globalThis.gc?.();
