@@ -5,7 +5,7 @@
  */
 import { randomBytes, randomUUID } from 'node:crypto';
 import { availableParallelism, getPriority, setPriority } from 'node:os';
-import { accessSync, constants, existsSync, mkdirSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
+import { accessSync, constants, existsSync, readdirSync, readFileSync, realpathSync, renameSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -15,14 +15,14 @@ import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
 import { webhookSettings } from '../webhooks/settings.js';
 import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
-import { appendChecked, ImportAppendError, ImportError, importEvents, importFile } from '../importer/import.js';
-import { fileSpool } from '../importer/spool.js';
+import { appendChecked, ImportAppendError, ImportError, importEvents } from '../importer/import.js';
 import { createLogger } from '../logger.js';
 import { EmbeddedEventStore, UnreadableLogError } from '../eventstore/embedded.js';
 import { copyLog, LogCopyError } from '../eventstore/log-copy.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
+import { importOnThread, ImportRefused } from './import-thread.js';
 import { progressPrinter } from './progress.js';
 import { listedResources, listLog, table } from './listing.js';
 import { projectRoot, version } from '../version.js';
@@ -165,21 +165,27 @@ async function importFiles(config: Config, args: string[]): Promise<void> {
   if (files.length === 0) throw new UsageError('import needs at least one file');
   checkReadable(files);
   yieldToServers();
-  const store = openEventStore(config);
-  try {
-    for (const file of files) {
-      const started = performance.now();
-      const progress = progressPrinter(`import ${file}`);
-      // Checked events wait in a file next to the log: an import's memory does not grow with its file.
-      mkdirSync(config.DATA_DIR, { recursive: true });
-      const spool = fileSpool(config.DATA_DIR);
-      const { appended, skipped } = await importFile(store, file, { onProgress: (p) => progress.update(p), spool, ownsStore: true, summaryFile: summaryOf(config) }).finally(() => progress.done());
-      const seconds = (performance.now() - started) / 1000;
-      console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
-    }
-  } finally {
-    await store.close();
-  }
+  let shown: { file: string; progress: ReturnType<typeof progressPrinter> } | undefined;
+  const endProgress = () => {
+    shown?.progress.done();
+    shown = undefined;
+  };
+  await importOnThread(
+    { config, files, summaryFile: summaryOf(config) },
+    {
+      progress(file, progress) {
+        if (shown?.file !== file) {
+          endProgress();
+          shown = { file, progress: progressPrinter(`import ${file}`) };
+        }
+        shown.progress.update(progress);
+      },
+      imported(file, appended, skipped, seconds) {
+        endProgress();
+        console.log(`${file}: ${appended} events appended, ${skipped} already in the log (${seconds.toFixed(2)} s)`);
+      },
+    },
+  ).finally(endProgress);
 }
 
 /** The CPU priority (niceness) an import runs at, at least: batch work, below a server's requests. */
@@ -388,6 +394,7 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
     else if (
       error instanceof OperatorError ||
+      error instanceof ImportRefused ||
       error instanceof ImportError ||
       error instanceof ImportAppendError ||
       error instanceof ConfigError ||

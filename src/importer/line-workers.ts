@@ -28,6 +28,8 @@ const AHEAD = 8;
  * import's peak comes later, in its appends and their stream entries, either way.
  */
 const WORKER_OLD_GENERATION_MB = 128;
+/** A worker's young generation, in MB (three semi-spaces of 32 MB): each line's objects die young (see cli/import-thread.ts). */
+const WORKER_YOUNG_GENERATION_MB = 96;
 
 /** A worker and the messages it sent that this thread has not taken yet. */
 class LineWorker {
@@ -44,7 +46,7 @@ class LineWorker {
     this.worker = new Worker(new URL('./line-worker.js', import.meta.url), {
       workerData: { ...task, shapesPort: port2 } satisfies LineTask,
       transferList: [port2],
-      resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB },
+      resourceLimits: { maxOldGenerationSizeMb: WORKER_OLD_GENERATION_MB, maxYoungGenerationSizeMb: WORKER_YOUNG_GENERATION_MB },
     });
     this.worker.on('message', (message: LineBatch | LinesEnd) => this.put(message));
     this.worker.once('error', (error) => this.fail(error));
