@@ -15,7 +15,7 @@
  * its first change.
  */
 import fc from 'fast-check';
-import t from 'tap';
+import t, { type Test } from 'tap';
 import { put } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
 import { workInBackground } from '../src/readmodel/background.js';
@@ -491,17 +491,26 @@ t.test("a server's background work grows a nearly full table ahead of need, befo
   t.same(Array.from(index.order.subarray(0, index.size), (row) => table().idOf(row)), Array.from({ length: added }, (_, i) => shift(i).id), 'every shift, in start order');
 });
 
-t.test("a server's background work publishes a big table's changes soon after they land; until then its searches see it as it was", async (t) => {
-  const defaults = { publishFrom: Table.publishFrom };
-  Table.publishFrom = 64;
+/**
+ * A model of 200 shifts, its table publishing in the background (Table's settings as given, restored after), under
+ * a server's background work that is idle for 10 s at a time: only a change, or a publication's gap ending, wakes it
+ * sooner.
+ */
+async function publishingModel(t: Test, settings: Partial<Pick<typeof Table, 'publishFrom' | 'publicationGapPerRowMs' | 'publicationGapMaxMs'>>): Promise<ReadModel> {
+  const defaults = { publishFrom: Table.publishFrom, publicationGapPerRowMs: Table.publicationGapPerRowMs, publicationGapMaxMs: Table.publicationGapMaxMs };
+  Object.assign(Table, { publishFrom: 64, ...settings });
   t.teardown(() => Object.assign(Table, defaults));
   const model = new ReadModel(tableDefs);
   for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
   model.flush();
-  // Idle every 10 s: only a change wakes it sooner.
   const background = workInBackground(model, () => true, 4, 10_000);
   t.teardown(() => background.stop());
   await until(() => model.publishesInBackground || undefined);
+  return model;
+}
+
+t.test("a server's background work publishes a big table's changes soon after they land; until then its searches see it as it was", async (t) => {
+  const model = await publishingModel(t, {});
   const starts = () => {
     const table = model.table('shift', institution)!;
     const index = table.index('start');
@@ -519,17 +528,8 @@ t.test("a server's background work publishes a big table's changes soon after th
 });
 
 t.test("a big table publishes at most once a gap that grows with its rows: changes soon after a publication wait for the gap's end, then are published without another change", async (t) => {
-  const defaults = { publishFrom: Table.publishFrom, publicationGapPerRowMs: Table.publicationGapPerRowMs, publicationGapMaxMs: Table.publicationGapMaxMs };
   // 200 rows: a gap of 400 ms (2 ms a row, at most 400).
-  Object.assign(Table, { publishFrom: 64, publicationGapPerRowMs: 2, publicationGapMaxMs: 400 });
-  t.teardown(() => Object.assign(Table, defaults));
-  const model = new ReadModel(tableDefs);
-  for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
-  model.flush();
-  // Idle every 10 s: only a change, or the gap's end, wakes it sooner.
-  const background = workInBackground(model, () => true, 4, 10_000);
-  t.teardown(() => background.stop());
-  await until(() => model.publishesInBackground || undefined);
+  const model = await publishingModel(t, { publicationGapPerRowMs: 2, publicationGapMaxMs: 400 });
   model.apply(put('shift', shift(200)));
   await until(() => (model.stale(institution) ? undefined : true), 2000);
   const published = performance.now();
