@@ -13,10 +13,12 @@ import type { Config } from '../config.js';
 import type { Progress } from './progress.js';
 
 /**
- * The import thread's young generation, in MB (three semi-spaces: 64 MB each). An import of 1.77M events
- * (the benchmark's skewed data, alternated runs on two cores): 17.7–18.5 s against 19.6–22.0 s with V8's default,
- * peak resident memory 1.00–1.01 GB against 0.89–0.91 GB; a semi-space of 32 MB gave 18.3–20.4 s, 128 MB no better
- * than 64 at 1.24 GB.
+ * The import thread's young generation, in MB (three semi-spaces of 64 MB), its line workers' 96 (line-workers.ts).
+ * An import of 1.77M events (the benchmark's skewed data, two cores), alternated with the import on the process's
+ * main thread as before, three runs each: 18.6–20.6 s against 20.9–23.4 s, peak resident memory 1.00–1.03 GB against
+ * 0.88–0.92 GB. Tried first with the whole process's flag (`--max-semi-space-size`): 32 MB gave 18.3–20.4 s, 64 MB
+ * 17.7–18.5 s (1.00–1.01 GB), 128 MB no faster than 64 at 1.24 GB; the line workers' young generation alone (96 MB
+ * against the default) made no difference beyond the runs' noise.
  */
 export const IMPORT_YOUNG_GENERATION_MB = 192;
 
@@ -25,8 +27,6 @@ export interface ImportTask {
   readonly files: readonly string[];
   /** The summary of the log the import reads first and writes last. */
   readonly summaryFile: string;
-  /** The young generation of the line workers the import starts (see line-workers.ts). */
-  readonly lineWorkerYoungMb?: number;
 }
 
 /** What the import thread tells this one. */
