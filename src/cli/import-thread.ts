@@ -17,7 +17,7 @@ import type { Progress } from './progress.js';
  * An import of 1.77M events (the benchmark's skewed data, two cores), alternated with the import on the process's
  * main thread as before, three runs each: 18.6–20.6 s against 20.9–23.4 s, peak resident memory 1.00–1.03 GB against
  * 0.88–0.92 GB. Tried first with the whole process's flag (`--max-semi-space-size`): 32 MB gave 18.3–20.4 s, 64 MB
- * 17.7–18.5 s (1.00–1.01 GB), 128 MB no faster than 64 at 1.24 GB; the line workers' young generation alone (96 MB
+ * 17.7–18.7 s (1.00–1.02 GB), 128 MB no faster than 64 at 1.24 GB; the line workers' young generation alone (96 MB
  * against the default) made no difference beyond the runs' noise.
  */
 export const IMPORT_YOUNG_GENERATION_MB = 192;
