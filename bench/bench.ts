@@ -681,7 +681,14 @@ if (PRIOR > 0) {
 }
 
 const rssAfter = (await (await fetch(`${base}/bench/rss`)).json()) as { rss: number };
-report('resident memory after the mix', mb(rssAfter.rss));
+// What the searches made along the way (rank matrices, positions), from the server's own metrics.
+const matrixBytes = Number(/^read_model_rank_matrix_bytes (\S+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? NaN);
+report(
+  'resident memory after the mixes',
+  `${mb(rssAfter.rss)} (rank matrices and positions the searches made: ${mb(matrixBytes)})`,
+  // Issue 14: resident memory with the new structures ≤ 1.5 GB; they are made as searches want them, so after the mixes.
+  verdict(rssAfter.rss <= 1.5 * 1024 ** 3, '≤ 1.5 GB with what the searches made'),
+);
 
 // 8. One fixed query, here and over a tenth of the data.
 const fixedPath = `/api/shifts/search/?shift_date.gte=2026-06-01&shift_date.lt=2026-06-08&limit=10`;
