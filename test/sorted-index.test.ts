@@ -550,6 +550,26 @@ t.test("a big table publishes at most once a gap that grows with its rows: chang
   t.ok(left > 800 && left <= 1000, `the next may come ${Math.round(left)} ms from now, at most 1,000`);
 });
 
+t.test('a publication that sorts a big table from scratch (many changes at once) starts the gap too', (t) => {
+  const defaults = { publishFrom: Table.publishFrom, publicationGapPerRowMs: Table.publicationGapPerRowMs, publicationGapMaxMs: Table.publicationGapMaxMs };
+  Object.assign(Table, { publishFrom: 64, publicationGapPerRowMs: 5, publicationGapMaxMs: 1000 });
+  t.teardown(() => Object.assign(Table, defaults));
+  const model = new ReadModel(tableDefs);
+  for (let i = 0; i < 200; i++) model.apply(put('shift', shift(i)));
+  model.flush();
+  model.publishInBackground(true);
+  const table = model.table('shift', institution)!;
+  // 100 new rows beside 200: many changes, sorted from scratch.
+  for (let i = 200; i < 300; i++) model.apply(put('shift', shift(i)));
+  t.equal(table.publishStep(Infinity), false, 'published in one step (a flush)');
+  t.equal(table.index('start').size, 300, 'the 100 new shifts are in');
+  model.apply(put('shift', shift(300)));
+  t.equal(table.publishStep(Infinity), false, 'the next change is not published');
+  t.ok(model.stale(institution), 'it waits for the gap: searches see 300 shifts');
+  t.ok(table.publicationDue - performance.now() > 900, 'a gap of 1,000 ms from that flush');
+  t.end();
+});
+
 t.test("a server's background work allocates the memory a big table's indexes make their next orders in before their first change, and the first publication makes them there", async (t) => {
   const defaults = { publishFrom: Table.publishFrom };
   Object.assign(Table, { publishFrom: 64 });

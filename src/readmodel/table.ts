@@ -200,7 +200,7 @@ export class Table<R extends Identified> implements RowSource {
   private staged = false;
   /** The work left of the publication under way (it takes the new orders when done). */
   private publication: Generator<undefined, void> | undefined;
-  /** When the last publication was taken (performance.now(), ms). */
+  /** When the last publication was taken, made a step at a time or sorted from scratch (performance.now(), ms). */
   private publishedAt = -Infinity;
 
   /** Index name → its signature (SavedIndex). */
@@ -700,6 +700,7 @@ export class Table<R extends Identified> implements RowSource {
       if (!this.hasChanges() || performance.now() < this.publicationDue) return false;
       if (this.manyChanges()) {
         this.flush(); // (sorted from scratch: no cheaper a step at a time)
+        this.publishedAt = performance.now();
         return false;
       }
       const added = this.takeAdded(PUBLISHING);
