@@ -1,18 +1,14 @@
 /** The import thread (import-thread.ts): imports each file in turn into the log, and tells its parent how it goes. */
 import { mkdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
-import { ConfigError } from '../config.js';
-import { UnreadableLogError } from '../eventstore/embedded.js';
-import { ImportAppendError, ImportError, importFile } from '../importer/import.js';
+import { importFile } from '../importer/import.js';
 import { fileSpool } from '../importer/spool.js';
 import { openEventStore } from '../runtime.js';
 import type { ImportMessage, ImportTask } from './import-thread.js';
+import { toldByMessage } from './told-by-message.js';
 
 const { config, files, summaryFile } = workerData as ImportTask;
 const tell = (message: ImportMessage) => parentPort!.postMessage(message);
-
-/** An operator's mistake or a refused file: its message is all there is to say. */
-const refused = (error: unknown) => error instanceof ImportError || error instanceof ImportAppendError || error instanceof ConfigError || error instanceof UnreadableLogError;
 
 try {
   const store = openEventStore(config);
@@ -29,6 +25,7 @@ try {
     await store.close();
   }
 } catch (error) {
-  if (!refused(error)) throw error;
-  tell({ kind: 'refused', message: (error as Error).message });
+  // Told by its message (the parent prints it so); any other error crosses to the parent whole, its stack included.
+  if (!toldByMessage(error)) throw error;
+  tell({ kind: 'refused', message: error.message });
 }

@@ -10,20 +10,21 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import closeWithGrace from 'close-with-grace';
-import { ConfigError, loadConfig, type Config } from '../config.js';
+import { loadConfig, type Config } from '../config.js';
 import { sha256 } from '../http/auth.js';
 import { createServer } from '../http/server.js';
 import { webhookSettings } from '../webhooks/settings.js';
 import { type DomainEvent, type EventType, eventSchemas } from '../events/catalog.js';
-import { appendChecked, ImportAppendError, ImportError, importEvents } from '../importer/import.js';
+import { appendChecked, importEvents } from '../importer/import.js';
 import { createLogger } from '../logger.js';
-import { EmbeddedEventStore, UnreadableLogError } from '../eventstore/embedded.js';
+import { EmbeddedEventStore } from '../eventstore/embedded.js';
 import { copyLog, LogCopyError } from '../eventstore/log-copy.js';
 import { openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
 import { importOnThread, ImportRefused } from './import-thread.js';
 import { progressPrinter } from './progress.js';
+import { toldByMessage } from './told-by-message.js';
 import { listedResources, listLog, table } from './listing.js';
 import { projectRoot, version } from '../version.js';
 
@@ -392,14 +393,7 @@ export async function main(argv: string[]): Promise<number> {
   } catch (thrown) {
     const error = asUsageError(thrown);
     if (error instanceof UsageError) console.error(`${error.message}\n\n${USAGE}`);
-    else if (
-      error instanceof OperatorError ||
-      error instanceof ImportRefused ||
-      error instanceof ImportError ||
-      error instanceof ImportAppendError ||
-      error instanceof ConfigError ||
-      error instanceof UnreadableLogError
-    ) console.error(error.message);
+    else if (error instanceof OperatorError || error instanceof ImportRefused || toldByMessage(error)) console.error(error.message);
     else console.error(error);
     return error instanceof UsageError ? 2 : 1;
   }
