@@ -325,11 +325,20 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   broken[2_500] = JSON.stringify({ type: 'CategoryCreated', data: { institution_id: riverside } });
   broken[4_200] = category(0).replace(riverside, randomUUID());
   writeFileSync(bad, broken.join('\n'));
-  const problems = async (options: Parameters<typeof importFile>[2]) => {
+  // With no schema problem, those of references: an unknown institution, and a reference to no record (its problem
+  // names the field and the kind, which a worker sends as numbers into its batch's strings).
+  const unresolved = join(temp.dir, 'unresolved.ndjson');
+  const dangling = [...lines];
+  dangling[4_200] = broken[4_200]!;
+  const opportunity = JSON.parse(demo.find((line) => line.includes('"OpportunityCreated"'))!) as { data: Record<string, unknown> };
+  const nowhere = randomUUID();
+  dangling[4_300] = JSON.stringify({ type: 'OpportunityCreated', data: { ...opportunity.data, opportunity_id: randomUUID(), category_id: nowhere } });
+  writeFileSync(unresolved, dangling.join('\n'));
+  const problems = async (options: Parameters<typeof importFile>[2], file = bad) => {
     const dir = tempDir();
     const store = EmbeddedEventStore.open(join(dir.dir, 'log'));
     try {
-      await importFile(store, bad, options);
+      await importFile(store, file, options);
       return undefined;
     } catch (error) {
       return error instanceof ImportError ? error.problems : error;
@@ -341,6 +350,13 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   const found = await problems({ lineWorkersFrom: Number.POSITIVE_INFINITY });
   t.ok(Array.isArray(found) && found.length > 1, 'the file is refused');
   t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2, lineBlockBytes: 30_000 }), found, 'the same problems, by line');
+  const unresolvedHere = await problems({ lineWorkersFrom: Number.POSITIVE_INFINITY }, unresolved);
+  t.equal(Array.isArray(unresolvedHere) && unresolvedHere.length, 2, 'two problems');
+  t.match(unresolvedHere, [
+    { line: 4_201, field: 'data.institution_id', message: /^unknown institution / },
+    { line: 4_301, field: 'data.category_id', message: `unknown category ${nowhere} in institution ${riverside}` },
+  ], 'the references that resolve to nothing are refused');
+  t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2, lineBlockBytes: 30_000 }, unresolved), unresolvedHere, 'the same, checked on worker threads');
 });
 
 t.test('an import that stops being alone with its log (a server opened it) writes the stream entries it put off before its next append', async (t) => {

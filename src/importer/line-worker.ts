@@ -11,7 +11,7 @@ import { closeSync, fstatSync, openSync } from 'node:fs';
 import { parentPort, receiveMessageOnPort, workerData } from 'node:worker_threads';
 import { KnownShapesPacker, type Shapes } from '../eventstore/packed-data.js';
 import { checkLine } from './line-check.js';
-import { type LineBatch, type LineTask, type LinesEnd, wire } from './line-messages.js';
+import { BatchWire, type LineBatch, type LineTask, type LinesEnd } from './line-messages.js';
 import { blockLines } from './lines.js';
 
 const { file, index, workers, blockBytes, ahead, shapes, shapesPort } = workerData as LineTask;
@@ -32,6 +32,8 @@ const pack = (data: unknown): Uint8Array | undefined => {
   used += bytes.length;
   return packed.subarray(used - bytes.length, used);
 };
+/** The results of the batch under way. */
+const results = new BatchWire();
 let sent = 0;
 let taken = 0;
 let wake: (() => void) | undefined;
@@ -46,17 +48,16 @@ const { size } = fstatSync(fd);
 for (let batch = index; batch * blockBytes < size; batch += workers) {
   for (let update; (update = receiveMessageOnPort(shapesPort)) !== undefined; ) packer.know(update.message as Shapes);
   const rows = blockLines(fd, batch * blockBytes, (batch + 1) * blockBytes, size);
-  const results: ReturnType<typeof wire>[] = [];
   used = 0;
   // Line numbers from 1 in the block: the parent, which knows how many lines came before it, makes them the file's.
   for (let k = 0; k < rows.length; k++) {
     const result = checkLine(rows[k]!, k + 1, pack);
-    if (result !== undefined) results.push(wire(result));
+    if (result !== undefined) results.add(result);
   }
   while (sent - taken >= ahead) await new Promise<void>((resolve) => (wake = resolve));
   sent++;
   const data = packed.slice(0, used);
-  parentPort!.postMessage({ batch, lines: rows.length, json: JSON.stringify(results), packed: data } satisfies LineBatch, [data.buffer]);
+  parentPort!.postMessage({ batch, lines: rows.length, json: results.json(), packed: data } satisfies LineBatch, [data.buffer]);
 }
 closeSync(fd);
 shapesPort.close();
