@@ -18,7 +18,7 @@ export async function listLog(store: EventStore, summaryFile: string, summarizeF
   // them mapped: 1.3 GB at 1.77M events, against 0.6 GB).
   const readMore = counter(RELEASE_EVERY, async () => store.releaseReadPages?.());
   const { read, last, ...summary } = await whatTheLogHolds(store, { summaryFile, readMore });
-  if (read >= summarizeFrom && last !== undefined) saveSummary(summaryFile, summary, last);
+  if (read >= summarizeFrom && last !== undefined) await saveSummary(summaryFile, summary, last);
   return summary.listing;
 }
 

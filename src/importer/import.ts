@@ -282,6 +282,8 @@ async function importChecked(
   /** Events appended whose stream entries the store put off (deferStreamEntries) and has not written yet. */
   let deferred = 0;
   const indexEvery = options.indexEvery ?? INDEX_EVERY;
+  /** The summary of the log being written, once every event is appended. */
+  let summaryWritten: Promise<boolean> | undefined;
   /** Write the stream entries put off so far. Should this fail, the log says from where they lag, and the next append to it writes them: nothing is lost. */
   const indexPutOff = async () => {
     const total = deferred;
@@ -371,13 +373,15 @@ async function importChecked(
       // Up to the import's last event when nothing else was appended meanwhile; else up to the last it read, and the
       // next import reads this one's events again (taking only their revisions: their ids are in the summary).
       const anchor = lastAppended ?? last;
-      if (anchor !== undefined && (appended > 0 || summarized === undefined || comparePositions(anchor.position, summarized.position) !== 0)) saveSummary(summaryFile!, summary, anchor);
+      // (Written on a thread of its own, at the same time as the stream entries put off, below.)
+      if (anchor !== undefined && (appended > 0 || summarized === undefined || comparePositions(anchor.position, summarized.position) !== 0)) summaryWritten = saveSummary(summaryFile!, summary, anchor);
     }
     return { appended, skipped };
   } finally {
     spool.dispose();
     // What the appends put off, written even when one failed (the chunks before it are in the log).
     if (deferred > 0) await indexPutOff();
+    await summaryWritten;
   }
 }
 

@@ -12,9 +12,8 @@
  * Its tables are written as their slots are, so a summary loads with no hashing: about 20 bytes a slot, some
  * 200 MB at 1.77M events (as much as the import holds of them in memory).
  */
-import { randomUUID } from 'node:crypto';
-import { closeSync, fstatSync, fsyncSync, openSync, readSync, renameSync, rmSync, writeSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
+import { Worker } from 'node:worker_threads';
 import { z } from 'zod';
 import { domainEvent } from '../events/catalog.js';
 import { type EventStore, type Position, startOfLog } from '../eventstore/port.js';
@@ -23,6 +22,7 @@ import { EventIds } from './event-ids.js';
 import { LogListing, savedListing } from './log-listing.js';
 import { ReferenceDirectory } from './references.js';
 import { StreamRevisions } from './stream-revisions.js';
+import { type SummaryWrite } from './summary-file.js';
 import { type SavedUuidTable, SLOT } from './uuid-table.js';
 
 /** What the log holds as of an event: what an import checks its file against, and what the CLI lists. */
@@ -72,8 +72,13 @@ const REVISIONS = 'revisions:';
 /**
  * Write the summary of the log up to `anchor`. The event ids must all be in the log by now (`EventIds.allInLog`):
  * call it only once every event the import checked was appended. Failing to write leaves the last summary as it was.
+ *
+ * The file is written on a thread of its own (summary-writer.ts), while the import goes on to write the stream
+ * entries it put off: some 200 MB written and synced, 0.67 s of the import thread's time at 1.77M events, before
+ * the 3.55 s of those entries. The tables' slots are handed to that thread, not copied: `summary` must not be used
+ * after. The promise settles once the file is written, or failed to be (never rejected: the file is a cache).
  */
-export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAnchor): void {
+export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAnchor): Promise<boolean> {
   const directory = summary.directory.saved();
   const tables: [string, SavedUuidTable][] = [[IDS, summary.ids.allInLog()], [ENTITIES, directory.entities], ...summary.revisions.saved().map(([kind, t]): [string, SavedUuidTable] => [REVISIONS + kind, t])];
   const described: Header = {
@@ -88,22 +93,15 @@ export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAn
   MAGIC.copy(preamble);
   preamble.writeUInt32LE(FORMAT, MAGIC.length);
   preamble.writeUInt32LE(json.length, MAGIC.length + 4);
-  // Named as a spool is: one a killed import left is removed by the next import (spool.ts).
-  const temporary = join(dirname(file), `import-${process.pid}-${randomUUID()}.summary`);
-  try {
-    const fd = openSync(temporary, 'w');
-    try {
-      writeAll(fd, preamble);
-      writeAll(fd, json);
-      for (const [, t] of tables) writeAll(fd, new Uint8Array(t.slots.buffer, t.slots.byteOffset, t.slots.byteLength));
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(temporary, file);
-  } catch {
-    rmSync(temporary, { force: true });
-  }
+  const slots = tables.map(([, t]) => new Uint8Array(t.slots.buffer, t.slots.byteOffset, t.slots.byteLength));
+  const write: SummaryWrite = { file, parts: [preamble, json, ...slots] };
+  // (The preamble and the header are copied: a small Buffer may be a slice of memory other Buffers share.)
+  const worker = new Worker(new URL('./summary-writer.js', import.meta.url), { workerData: write, transferList: slots.flatMap((s) => (s.buffer instanceof ArrayBuffer ? [s.buffer] : [])) });
+  return new Promise<boolean>((resolve) => {
+    worker.once('message', (written: boolean) => resolve(written));
+    worker.once('error', () => resolve(false));
+    worker.once('exit', () => resolve(false));
+  });
 }
 
 /**
@@ -217,8 +215,4 @@ function readSummary(file: string): (LogSummary & { anchor: SummaryAnchor }) | u
 /** The format and the version of the service that wrote it: what an import folds into a summary may change with either. */
 function versionTag(): string {
   return `${FORMAT}/${version()}`;
-}
-
-function writeAll(fd: number, bytes: Uint8Array): void {
-  for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done);
 }
