@@ -95,12 +95,19 @@ export function saveSummary(file: string, summary: LogSummary, anchor: SummaryAn
   preamble.writeUInt32LE(json.length, MAGIC.length + 4);
   const slots = tables.map(([, t]) => new Uint8Array(t.slots.buffer, t.slots.byteOffset, t.slots.byteLength));
   const write: SummaryWrite = { file, parts: [preamble, json, ...slots] };
-  // (The preamble and the header are copied: a small Buffer may be a slice of memory other Buffers share.)
-  const worker = new Worker(new URL('./summary-writer.js', import.meta.url), { workerData: write, transferList: slots.flatMap((s) => (s.buffer instanceof ArrayBuffer ? [s.buffer] : [])) });
+  // The slots' memory is handed over, each once; the preamble and the header are copied (a small Buffer may be a
+  // slice of memory other Buffers share).
+  const transferList = [...new Set(slots.flatMap((s) => (s.buffer instanceof ArrayBuffer ? [s.buffer] : [])))];
   return new Promise<boolean>((resolve) => {
-    worker.once('message', (written: boolean) => resolve(written));
-    worker.once('error', () => resolve(false));
-    worker.once('exit', () => resolve(false));
+    try {
+      const worker = new Worker(new URL('./summary-writer.js', import.meta.url), { workerData: write, transferList });
+      worker.once('message', (written: boolean) => resolve(written));
+      worker.once('error', () => resolve(false));
+      worker.once('exit', () => resolve(false));
+    } catch {
+      // (No thread to write it: the last summary stays as it was.)
+      resolve(false);
+    }
   });
 }
 
