@@ -2,6 +2,7 @@
  * The wavelet matrix against a sort: random sequences (many repeats, or
  * every value once as positions are), random blocks of positions, every k:
  * the k-th smallest value in the blocks is the k-th of their values sorted,
+ * sequences long enough for many of a level's blocks included,
  * and the count of values below any value is that of the sort, whether a
  * level is built in one step or in many. And when a
  * table makes its matrices (OrderRanks).
@@ -23,6 +24,8 @@ for (const stepValues of [RankMatrixBuilder.stepValues, 7]) t.test(`the k-th sma
       fc.oneof(
         fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 300 }),
         fc.integer({ min: 1, max: 300 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })),
+        // Past a level's blocks of 480 positions: counts kept per block, and bits in the words after it.
+        fc.integer({ min: 470, max: 2_000 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })),
       ),
       fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 6 }),
       (values, cuts) => {
@@ -221,7 +224,7 @@ t.test("what a change made stale is made again in its memory, and right: positio
   t.ok(fourth.every((array) => !third.includes(array)), 'what is made after is made in new memory');
   // Only the last change's arrays are kept: those of the table before it grew (no array of the same length in between)
   // are let go of at the next change.
-  made(11, 200);
+  made(11, 1_000);
   const sixth = made(13);
   t.ok(sixth.every((array) => !fourth.includes(array)), 'a change lets go of the spares an earlier change left');
 });

@@ -50,7 +50,7 @@ interface Made {
 }
 
 /**
- * 1 GB unless RANK_MATRIX_MB says otherwise: about 400 matrices of 500,000 rows. A bound on what a mix of searches
+ * 1 GB unless RANK_MATRIX_MB says otherwise: about 790 matrices of 500,000 rows. A bound on what a mix of searches
  * can make a process hold, not a size to fill: a budget below what the searches of the day want has matrices let go
  * of and made again (at 256 MB, under the benchmark's random mix at 200 searches a second, the matrices held stayed
  * at 253–256 MB and the reads' p99 was 331 ms against 17–26 ms at 1 GB, the code otherwise the same; the makes

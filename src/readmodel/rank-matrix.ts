@@ -18,19 +18,45 @@ function popcount(x: number): number {
   return (Math.imul((x + (x >>> 4)) & 0x0f0f0f0f, 0x01010101) >>> 24) as number;
 }
 
-/** One level: a bit per position, and the ones before each 32-bit word. */
+/**
+ * A level's bits in blocks of 8 words (32 bytes): the first, the ones before the block; the other 7, 224 positions'
+ * bits. A rank count reads a block, where it read a count kept apart for every word and the word: one read at
+ * random where there were two, in 43 % less memory (a matrix of 500,000 positions: 1,357,664 bytes, 2,375,152
+ * before, and 1,267,072 in blocks of 16 words). Measured on 40 such matrices (95 MB: cold), 200,000 random blocks
+ * each (best runs): kth and countBelow 4.1 and 3.8 µs before; 4.9 and 4.9 µs in blocks of 16 words (the popcounts of
+ * 7 words on average cost more than the second read at random did: as I read it, the processor made that one at
+ * the same time as the first); 4.1 and 3.9 µs in blocks of 8, at 1.14 bits a position.
+ */
+const BLOCK_WORDS = 8;
+const BLOCK_BITS = 32 * (BLOCK_WORDS - 1);
+
+/** Words of a level of `n` positions (a block for position n too: a rank count may be taken there). */
+const levelWords = (n: number) => BLOCK_WORDS * (Math.floor(n / BLOCK_BITS) + 1);
+
+/** Where position `i`'s bit is: its word in the level. */
+const wordOf = (i: number) => {
+  const block = Math.floor(i / BLOCK_BITS);
+  return block * BLOCK_WORDS + 1 + ((i - block * BLOCK_BITS) >>> 5);
+};
+
+/** One level: its blocks of bits (see BLOCK_WORDS). */
 interface Level {
-  readonly words: Uint32Array;
-  readonly before: Uint32Array;
+  readonly blocks: Uint32Array;
   /** Zeros in the level (where the ones' positions start on the next level). */
   readonly zeros: number;
 }
 
+/** Ones at the positions before `position`. */
 function onesBefore(level: Level, position: number): number {
-  const word = position >>> 5;
-  const bit = position & 31;
-  const before = level.before[word]!;
-  return bit === 0 ? before : before + popcount(level.words[word]! & (0xffffffff >>> (32 - bit)));
+  const blocks = level.blocks;
+  const block = Math.floor(position / BLOCK_BITS);
+  const at = block * BLOCK_WORDS;
+  const within = position - block * BLOCK_BITS;
+  const whole = within >>> 5;
+  let ones = blocks[at]!;
+  for (let w = 1; w <= whole; w++) ones += popcount(blocks[at + w]!);
+  const bit = within & 31;
+  return bit === 0 ? ones : ones + popcount(blocks[at + 1 + whole]! & (0xffffffff >>> (32 - bit)));
 }
 
 export class RankMatrix {
@@ -42,12 +68,12 @@ export class RankMatrix {
 
   /** The arrays it is made of (for the next matrix to be made in, once no search can read this one). */
   arrays(): Uint32Array[] {
-    return this.levels.flatMap((l) => [l.words, l.before]);
+    return this.levels.map((l) => l.blocks);
   }
 
   /** Bytes held. */
   get bytes(): number {
-    return this.levels.reduce((a, l) => a + l.words.byteLength + l.before.byteLength, 0);
+    return this.levels.reduce((a, l) => a + l.blocks.byteLength, 0);
   }
 
   /**
@@ -134,10 +160,10 @@ export class RankMatrixBuilder {
   private current: Uint32Array;
   private next: Uint32Array;
   private readonly levels: Level[] = [];
-  /** The level under way: values counted, its zeros, its bits once counted, values split and where the next go. */
+  /** The level under way: values counted, its zeros, its blocks once counted, values split and where the next go. */
   private counted = 0;
   private zeros = 0;
-  private words: Uint32Array | undefined;
+  private blocks: Uint32Array | undefined;
   private split = 0;
   private nextZero = 0;
   private nextOne = 0;
@@ -163,19 +189,19 @@ export class RankMatrixBuilder {
     const shift = this.bits - 1 - this.levels.length;
     const cur = this.current;
     const n = cur.length;
-    if (this.words === undefined) {
+    if (this.blocks === undefined) {
       const end = Math.min(n, this.counted + RankMatrixBuilder.stepValues);
       let zeros = this.zeros;
       for (let i = this.counted; i < end; i++) if (((cur[i]! >>> shift) & 1) === 0) zeros++;
       this.zeros = zeros;
       this.counted = end;
       if (end === n) {
-        this.words = this.room((n >>> 5) + 1).fill(0);
+        this.blocks = this.room(levelWords(n)).fill(0);
         this.nextOne = zeros;
       }
       return false;
     }
-    const words = this.words;
+    const blocks = this.blocks;
     const next = this.next;
     const end = Math.min(n, this.split + RankMatrixBuilder.stepValues);
     let z = this.nextZero;
@@ -184,7 +210,7 @@ export class RankMatrixBuilder {
       const v = cur[i]!;
       if (((v >>> shift) & 1) === 0) next[z++] = v;
       else {
-        words[i >>> 5]! |= 1 << (i & 31);
+        blocks[wordOf(i)]! |= 1 << (i & 31);
         next[o++] = v;
       }
     }
@@ -192,17 +218,17 @@ export class RankMatrixBuilder {
     this.nextOne = o;
     this.split = end;
     if (end < n) return false;
-    const before = this.room(words.length);
+    // Each block's count: the ones of the blocks before it.
     let ones = 0;
-    for (let w = 0; w < words.length; w++) {
-      before[w] = ones;
-      ones += popcount(words[w]!);
+    for (let at = 0; at < blocks.length; at += BLOCK_WORDS) {
+      blocks[at] = ones;
+      for (let w = 1; w < BLOCK_WORDS; w++) ones += popcount(blocks[at + w]!);
     }
-    this.levels.push({ words, before, zeros: this.zeros });
+    this.levels.push({ blocks, zeros: this.zeros });
     this.current = next;
     this.next = cur;
     this.counted = this.zeros = this.split = this.nextZero = this.nextOne = 0;
-    this.words = undefined;
+    this.blocks = undefined;
     return this.levels.length >= this.bits;
   }
 
