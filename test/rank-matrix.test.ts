@@ -24,7 +24,7 @@ for (const stepValues of [RankMatrixBuilder.stepValues, 7]) t.test(`the k-th sma
       fc.oneof(
         fc.array(fc.integer({ min: 0, max: 40 }), { minLength: 1, maxLength: 300 }),
         fc.integer({ min: 1, max: 300 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })),
-        // Past a level's blocks of 480 positions: counts kept per block, and bits in the words after it.
+        // Past a level's blocks of 224 positions: the counts kept per block, and the bits in the words after each.
         fc.integer({ min: 470, max: 2_000 }).chain((n) => fc.shuffledSubarray([...Array(n).keys()], { minLength: n, maxLength: n })),
       ),
       fc.array(fc.tuple(fc.nat(), fc.nat()), { minLength: 1, maxLength: 6 }),
