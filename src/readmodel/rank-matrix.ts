@@ -23,9 +23,11 @@ function popcount(x: number): number {
  * bits. A rank count reads a block, where it read a count kept apart for every word and the word: one read at
  * random where there were two, in 43 % less memory (a matrix of 500,000 positions: 1,357,664 bytes, 2,375,152
  * before, and 1,267,072 in blocks of 16 words). Measured on 40 such matrices (95 MB: cold), 200,000 random blocks
- * each (best runs): kth and countBelow 4.1 and 3.8 µs before; 4.9 and 4.9 µs in blocks of 16 words (the popcounts of
- * 7 words on average cost more than the second read at random did: as I read it, the processor made that one at
- * the same time as the first); 4.1 and 3.9 µs in blocks of 8, at 1.14 bits a position.
+ * each, runs alternated: kth 4.0–4.7 µs and countBelow 3.7–4.5 µs before; 4.4–5.1 and 4.6–5.1 µs in blocks of 16
+ * words (the popcounts of 7 words on average cost more than the second read at random did: as I read it, the
+ * processor made that one at the same time as the first); 4.1–4.3 and 3.9–4.2 µs in blocks of 8, at 1.14 bits a
+ * position. No faster, then (countBelow 7 % slower, kth 1.5 %, on the means of the runs alternated with the old
+ * layout): the layout is for its memory.
  */
 const BLOCK_WORDS = 8;
 const BLOCK_BITS = 32 * (BLOCK_WORDS - 1);
