@@ -515,7 +515,7 @@ export class ReadModel implements JsonView {
   /** When the next table's changes may be published (Table.publicationDue; performance.now(), ms), Infinity when none wait. */
   publicationDue(): number {
     let due = Infinity;
-    for (const table of this.dirty) if (table.unpublished) due = Math.min(due, table.publicationDue);
+    for (const table of this.dirty) due = Math.min(due, table.publicationDue);
     return due;
   }
 

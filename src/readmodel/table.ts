@@ -697,7 +697,7 @@ export class Table<R extends Identified> implements RowSource {
    */
   publishStep(deadline: number): boolean {
     if (this.publication === undefined) {
-      if (!this.hasChanges() || performance.now() < this.publicationDue) return false;
+      if (performance.now() < this.publicationDue) return false;
       if (this.manyChanges()) {
         this.flush(); // (sorted from scratch: no cheaper a step at a time)
         this.publishedAt = performance.now();
@@ -720,11 +720,12 @@ export class Table<R extends Identified> implements RowSource {
   }
 
   /**
-   * When the changes waiting may be published (performance.now(), ms: see publicationGapPerRowMs); -Infinity when
-   * a publication is under way or nothing waits.
+   * When the changes waiting may be published (performance.now(), ms: see publicationGapPerRowMs): -Infinity (now)
+   * while a publication is under way, Infinity when nothing waits.
    */
   get publicationDue(): number {
-    if (this.publication !== undefined || !this.hasChanges()) return -Infinity;
+    if (this.publication !== undefined) return -Infinity;
+    if (!this.hasChanges()) return Infinity;
     return this.publishedAt + Math.min(Table.publicationGapMaxMs, this.rowOfId.size * Table.publicationGapPerRowMs);
   }
 
