@@ -24,6 +24,7 @@ import { QUERY_STRINGS_REMEMBERED } from '../src/http/query-strings.js';
 import { openEventStore } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { mixRequests } from './mix.js';
+import { metricValue } from './processes.js';
 import { randomQueries, withPage } from './random-mix.js';
 import { classTable, quantile, slowest as slowestQueries, type Timing, us } from './report.js';
 import { mulberry32 } from '../scripts/random.js';
@@ -682,7 +683,7 @@ if (PRIOR > 0) {
 
 const rssAfter = (await (await fetch(`${base}/bench/rss`)).json()) as { rss: number };
 // What the searches made along the way (rank matrices, positions), from the server's own metrics.
-const matrixBytes = Number(/^read_model_rank_matrix_bytes (\S+)$/m.exec(await (await fetch(`${base}/metrics`)).text())?.[1] ?? NaN);
+const matrixBytes = metricValue(await (await fetch(`${base}/metrics`)).text(), 'read_model_rank_matrix_bytes');
 report(
   'resident memory after the mixes',
   `${mb(rssAfter.rss)} (rank matrices and positions the searches made: ${mb(matrixBytes)})`,

@@ -40,7 +40,7 @@ import { createInterface } from 'node:readline';
 import { mulberry32 } from '../scripts/random.js';
 import { type Call, client } from './client.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
-import { type Command, listeningUrl, procStatus, vmApi } from './processes.js';
+import { type Command, listeningUrl, metricValue, procStatus, vmApi } from './processes.js';
 import { isPage, randomQueries, withPage } from './random-mix.js';
 import { quantile } from './report.js';
 
@@ -313,7 +313,7 @@ const mixBodies: number[] = [];
       const h = JSON.parse((await call('GET', '/healthz', undefined)).body) as { status: string; lag: { positions: string; ms: number } };
       health.push({ status: h.status, behind: Number(h.lag.positions), ms: h.lag.ms });
       const metrics = (await call('GET', '/metrics', undefined)).body;
-      serverDelays.push({ ms: 1000 * Number(/^nodejs_eventloop_lag_max_seconds (\S+)$/m.exec(metrics)?.[1] ?? NaN), at: (performance.now() - since) / 1000 });
+      serverDelays.push({ ms: 1000 * metricValue(metrics, 'nodejs_eventloop_lag_max_seconds'), at: (performance.now() - since) / 1000 });
       await sleep(500);
     }
   })();

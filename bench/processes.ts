@@ -30,6 +30,11 @@ export function procStatus(pid: number, field: string): number {
   return procStatusFields(pid)?.[field] ?? NaN;
 }
 
+/** A sample without labels in a server's `/metrics` (Prometheus text), NaN when it has none. */
+export function metricValue(text: string, name: string): number {
+  return Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+}
+
 /**
  * The URL a `vm-api serve` whose log goes to `logFile` listens on (its "listening" line), read every `everyMs`;
  * rejects once `exited()` says it ended first.

@@ -30,7 +30,7 @@ import { mulberry32 } from '../scripts/random.js';
 import { type BenchData, generate, steadyEvents } from './generate.js';
 import { randomQueries, withPage } from './random-mix.js';
 import { type Answer, client } from './client.js';
-import { CLI, listeningUrl, procStatus } from './processes.js';
+import { CLI, listeningUrl, metricValue, procStatus } from './processes.js';
 
 const { values } = parseArgs({
   options: {
@@ -270,7 +270,7 @@ const sampler = (async () => {
  */
 const metricsOf = async () => {
   const text = (await call('GET', '/metrics', undefined)).body;
-  const metric = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  const metric = (name: string) => metricValue(text, name);
   const records = [...text.matchAll(/^read_model_records\{kind="[^"]+"\} (\d+)$/gm)].reduce((sum, m) => sum + Number(m[1]), 0);
   return { heap: metric('nodejs_heap_size_used_bytes'), cache: metric('read_model_fragment_cache_bytes'), ranks: metric('read_model_rank_matrix_bytes'), records };
 };
