@@ -147,6 +147,17 @@ export function until<T>(get: () => T | undefined | Promise<T | undefined>, ms =
 }
 
 /** Each event's value bytes (hex) in the embedded log at `path` (not open here), by position, and its shared structures' bytes. */
+/** The stream tables of the log at `path` as they are stored: each entry's key and value bytes, in key order; and whether entries lag. */
+export function indexBytes(path: string): { streams: string[]; streamIds: string[]; indexed: unknown } {
+  const root = open({ path, readOnly: true, compression: false });
+  try {
+    const entries = (name: string) => [...root.openDB<Buffer, Buffer>({ name, encoding: 'binary', keyEncoding: 'binary' }).getRange()].map(({ key, value }) => `${key.toString('hex')} ${value.toString('hex')}`);
+    return { streams: entries('streams'), streamIds: entries('stream-ids'), indexed: root.openDB<unknown, string>({ name: 'meta' }).get('indexed') };
+  } finally {
+    void root.close();
+  }
+}
+
 export function logBytes(path: string): { events: string[]; structures: string | undefined } {
   const root = open({ path, readOnly: true, compression: false });
   try {

@@ -16,7 +16,10 @@ import { listLog } from '../src/cli/listing.js';
 import { ImportError, importEvents, importFile } from '../src/importer/import.js';
 import { blockLines, fileLines } from '../src/importer/lines.js';
 import { fileSpool } from '../src/importer/spool.js';
-import { logBytes, ROOT, startApp, tempDir } from './helpers.js';
+import { PreparedAppends, type PreparerMessage } from '../src/importer/prepared-appends.js';
+import { LearningPacker } from '../src/eventstore/packed-data.js';
+import { envelopeIdOf } from '../src/eventstore/stored-event.js';
+import { indexBytes, logBytes, ROOT, startApp, tempDir } from './helpers.js';
 
 /** The demo's Riverside institution. */
 const riverside = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
@@ -88,6 +91,7 @@ t.test('a file spool gives back every event in order, and its file goes with dis
     stream: `shift-Zoë-${i}`,
     id: randomUUID(),
     type: i % 2 === 0 ? 'ShiftCreated' : 'Ångström',
+    revision: i % 3 === 0 ? 2 ** 32 - 1 - i : i,
     data: Buffer.alloc(i === 30_000 ? 5 * 2 ** 20 : i % 200, i % 251),
   }));
   for (const event of events) spool.write(event);
@@ -95,10 +99,13 @@ t.test('a file spool gives back every event in order, and its file goes with dis
   // (Each event's data is good until the next is taken: copied as they come.)
   const back = Array.from(spool.items(), (event) => ({ ...event, data: Buffer.from(event.data) }));
   t.equal(back.length, events.length);
-  t.ok(
-    back.every((event, i) => event.stream === events[i]!.stream && event.id === events[i]!.id && event.type === events[i]!.type && event.data.equals(events[i]!.data)),
-    'the same events, in order',
-  );
+  const same = (event: (typeof back)[number], i: number) =>
+    event.stream === events[i]!.stream && event.id === events[i]!.id && event.type === events[i]!.type && event.revision === events[i]!.revision && event.data.equals(events[i]!.data);
+  t.ok(back.every(same), 'the same events, in order');
+  // Read again from the 29,999th: the rest (an import that takes up the appends where another way of making them stopped).
+  const rest = Array.from(spool.items(29_999), (event) => ({ ...event, data: Buffer.from(event.data) }));
+  t.equal(rest.length, events.length - 29_999);
+  t.ok(rest.every((event, i) => same(event, i + 29_999)), 'from any event on, again');
   t.throws(() => spool.write(events[0]!), /no longer written/, 'written once, then read');
   spool.dispose();
   t.same(readdirSync(temp.dir), [], 'no file once disposed');
@@ -313,6 +320,15 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   // The workers pack what they know the shapes of, this thread the rest (the first of each shape, and those in
   // batches packed before they heard of it): the log holds the bytes packing on this thread alone writes.
   t.same(logBytes(join(temp.dir, 'workers')), logBytes(join(temp.dir, 'here')), 'the same bytes in the log');
+  t.same(indexBytes(join(temp.dir, 'workers')), indexBytes(join(temp.dir, 'here')), 'the same stream entries');
+
+  // With a file spool (the CLI's), the appends prepared on a thread of their own (stored events and stream entries made
+  // there): chunks of 1,000, entries handed on every 1,500 events in slices of 188, and at the end.
+  const prepared = await logged('prepared', { lineWorkersFrom: 0, lineWorkers: 2, lineBlockBytes: 40_000, ownsStore: true, chunk: 1_000, indexEvery: 1_500, prepareFrom: 0, spool: fileSpool(temp.dir) });
+  t.same(prepared, here, 'prepared: the same events, streams and listing');
+  t.same(logBytes(join(temp.dir, 'prepared')), logBytes(join(temp.dir, 'here')), 'prepared: the same bytes in the log');
+  t.same(indexBytes(join(temp.dir, 'prepared')), indexBytes(join(temp.dir, 'here')), 'prepared: the same stream entries, none lagging');
+  t.same(readFileSync(join(temp.dir, 'prepared-summary')), readFileSync(join(temp.dir, 'workers-summary')), 'prepared: the same summary of the log');
   const log = open({ path: join(temp.dir, 'workers'), readOnly: true });
   t.teardown(() => log.close());
   t.equal(log.openDB({ name: 'streams' }).getKeysCount(), here.result.appended, 'every stream entry written');
@@ -388,4 +404,123 @@ t.test('an import that stops being alone with its log (a server opened it) write
   t.teardown(() => log.close());
   t.equal(log.openDB({ name: 'streams' }).getKeysCount(), appended, 'every stream entry written');
   t.equal(log.openDB<number, string>({ name: 'meta' }).get('indexed'), undefined, 'none lags');
+});
+
+t.test('an import preparing its appends on a thread of its own that stops being alone writes the entries of those appended, and appends the rest its other way', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const file = join(temp.dir, 'x.ndjson');
+  writeFileSync(file, `${readFileSync(join(ROOT, 'fixtures', 'demo.ndjson'), 'utf8').trimEnd()}\n${newCategories(3_000)}`);
+  const path = join(temp.dir, 'log');
+  const store = EmbeddedEventStore.open(path);
+  // Another process has the log open from the fourth look on: the first chunk was appended alone.
+  let looks = 0;
+  store.openElsewhere = () => ++looks > 3;
+  const calls: string[] = [];
+  const count = <A extends unknown[], R>(name: string, call: (...args: A) => R) => (...args: A): R => {
+    calls.push(name);
+    return call(...args);
+  };
+  store.appendPrepared = count('prepared', store.appendPrepared.bind(store));
+  store.indexPrepared = count('entries', store.indexPrepared.bind(store));
+  store.indexStreams = count('index', store.indexStreams.bind(store));
+  const appendMany = store.appendMany.bind(store);
+  store.appendMany = (appends, options) => {
+    calls.push(`append${options?.deferStreamEntries ? ', put off' : ''}`);
+    return appendMany(appends, options);
+  };
+  const { appended } = await importFile(store, file, { ownsStore: true, chunk: 1_000, prepareFrom: 0, spool: fileSpool(temp.dir) });
+  const events = await store.readAll(startOfLog, 10_000);
+  await store.close();
+  t.same(calls.slice(0, 3), ['prepared', 'index', 'append'], 'one chunk prepared; its entries written from the log; then the rest appended the other way');
+  t.notOk(calls.some((call) => call === 'entries' || call === 'append, put off'), 'no prepared entries, and none put off after');
+  t.equal(events.length, appended, 'every event appended once');
+  t.same(
+    events.map((e) => e.position.commit),
+    events.map((_, i) => BigInt(i + 1)),
+    'one after another',
+  );
+  // The same file imported the plain way (entries written with each chunk): the same log and stream entries.
+  const plain = EmbeddedEventStore.open(join(temp.dir, 'plain'));
+  await importFile(plain, file);
+  await plain.close();
+  t.same(logBytes(path), logBytes(join(temp.dir, 'plain')), 'the same events as an import the plain way');
+  const index = indexBytes(path);
+  t.equal(index.streams.length, appended, 'every stream entry written');
+  t.same(index, indexBytes(join(temp.dir, 'plain')), 'the same stream entries, none lagging');
+});
+
+t.test("appends prepared on a thread of their own: after a killed process's put-off entries, refused once the log moved, and an event they cannot hold handed back", async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const path = join(temp.dir, 'log');
+  // Another process appends 30 events to 10 streams with their entries put off, and dies without writing them.
+  const child = spawnSync(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `const { EmbeddedEventStore } = await import(${JSON.stringify(join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js'))});
+const store = EmbeddedEventStore.open(process.argv[1]);
+let asOf = await store.head();
+for (let round = 0; round < 3; round++) {
+  const appends = Array.from({ length: 10 }, (_, s) => ({ stream: 's-' + s, events: [{ id: crypto.randomUUID(), type: 'CategoryCreated', data: { s, round } }], knownRevision: round - 1 }));
+  asOf = (await store.appendMany(appends, { asOf, deferStreamEntries: true })).position;
+}
+process.exit(0);`,
+    path,
+  ]);
+  t.equal(child.status, 0, String(child.stderr));
+  const store = EmbeddedEventStore.open(path);
+  t.teardown(() => store.close());
+  const packer = new LearningPacker(await store.shapes());
+  // This import's events: the next revision of each of those streams, then 25 new streams; one more of a stream
+  // whose name is not ASCII (not one a prepared event's bytes hold), then another.
+  const spool = fileSpool(temp.dir);
+  const mine = [
+    ...Array.from({ length: 10 }, (_, s) => ({ stream: `s-${s}`, revision: 3 })),
+    ...Array.from({ length: 25 }, (_, s) => ({ stream: `p-${s}`, revision: 0 })),
+    { stream: 'site-ö', revision: 0 },
+    { stream: 'p-0', revision: 1 },
+  ].map(({ stream, revision }, i) => ({ stream, revision, id: randomUUID(), type: 'CategoryCreated', data: packer.pack({ i }) }));
+  for (const event of mine) spool.write(event);
+  const envelope = envelopeIdOf(packer.shapes)!;
+  const preparing = new PreparedAppends({ file: spool.written!(), from: 0, firstPosition: 31, envelope, chunk: 8, ahead: 1, indexEvery: 16, slice: 5 });
+  t.teardown(() => preparing.stop());
+  const messages: PreparerMessage[] = [];
+  let asOf = await store.head();
+  for (;;) {
+    const message = await preparing.next();
+    messages.push(message);
+    if (message.kind === 'end' || message.kind === 'unfit') break;
+    if (message.kind === 'entries') {
+      await store.indexPrepared(message);
+      continue;
+    }
+    const result = await store.appendPrepared(message, { asOf, shapes: packer.shapes, envelope });
+    t.equal(result.tookKnown, true);
+    asOf = result.position!;
+    // (A chunk made over a head the log has left is refused, and nothing appended.)
+    t.same(await store.appendPrepared(message, { asOf: { commit: 30n, prepare: 30n }, shapes: packer.shapes, envelope }), { position: undefined, tookKnown: false });
+    preparing.taken();
+  }
+  const kinds = messages.map((m) => (m.kind === 'chunk' ? `chunk ${m.ends.length}` : m.kind === 'entries' ? `entries ${m.from}-${m.through}${m.last ? ' last' : ''}` : m.kind));
+  t.same(
+    kinds,
+    [
+      ...['chunk 8', 'chunk 8', 'entries 31-46', 'entries 31-46', 'entries 31-46', 'entries 31-46 last'],
+      ...['chunk 8', 'chunk 8', 'entries 47-62', 'entries 47-62', 'entries 47-62', 'entries 47-62 last'],
+      ...['chunk 3', 'entries 63-65 last', 'unfit'],
+    ],
+    'chunks of 8, entries once 16 events have been handed on and at the end, in slices of 5; the event it cannot hold handed back',
+  );
+  t.same(messages.at(-1), { kind: 'unfit', at: 35 }, 'the 36th');
+  t.same(await store.head(), { commit: 65n, prepare: 65n }, 'the 35 before it appended');
+  const read = open({ path, readOnly: true });
+  t.teardown(() => read.close());
+  t.equal(read.openDB<number, string>({ name: 'meta' }).get('indexed'), undefined, 'nothing lags');
+  t.equal(read.openDB({ name: 'streams' }).getKeysCount(), 65, "every event's entry: the killed process's too");
+  t.same((await store.readStream('s-4')).map((e) => [e.revision, e.position.commit]), [[0, 5n], [1, 15n], [2, 25n], [3, 35n]], 'a stream of both');
+  t.same((await store.readStream('p-24')).map((e) => [e.revision, e.data]), [[0, { i: 34 }]]);
+  // An id of a stream past its first event is found in the stream's index: its append again appends nothing.
+  const again = mine[3]!;
+  t.same(await store.append('s-3', [{ id: again.id, type: again.type, data: { i: 3 } }]), { nextRevision: 3, position: { commit: 34n, prepare: 34n } });
 });

@@ -51,7 +51,8 @@ import { asBinary, open, type Database, type RootDatabase } from 'lmdb';
 import { unpack } from 'msgpackr';
 import { FREE_PAGES, lmdbFileProblem, MAP_SIZE } from '../lmdb-file.js';
 import { compareKeys, inKeyOrder, type Keyed, type KeyOrder } from './key-order.js';
-import { ENVELOPE_KEYS, isPrefixOf, PackedData, plainShapes, sameKeys, type Shapes, unpacked } from './packed-data.js';
+import { isPrefixOf, PackedData, plainShapes, type Shapes, unpacked } from './packed-data.js';
+import { envelopeIdOf, MAX_SHARED_SHAPES, storedEventMost, writeStoredEvent } from './stored-event.js';
 import {
   type AppendManyOptions,
   type AppendManyResult,
@@ -59,7 +60,11 @@ import {
   type EventStore,
   type EventToAppend,
   type ExpectedRevision,
+  type KeyedPositions,
   type Position,
+  type PreparedEntries,
+  type PreparedEvents,
+  type PreparedOver,
   type RecordedEvent,
   type StreamAppend,
   type Subscription,
@@ -78,8 +83,6 @@ interface StoredEvent {
 
 const HEAD = 'head';
 const INDEXED = 'indexed';
-/** msgpackr's one-byte record ids (0x40 + i) cover the 32 shared structures lmdb-js keeps. */
-const MAX_SHARED_SHAPES = 32;
 
 /** The `events` database's key of msgpackr's shared structures (lmdb-js's `sharedStructuresKey`). */
 const STRUCTURES = Symbol.for('structures');
@@ -149,6 +152,9 @@ export class EmbeddedEventStore implements EventStore {
   private events!: Database<StoredEvent, number>;
   private streams!: Database<number, [string, number]>;
   private streamIds!: Database<number, [string, string]>;
+  /** `streams` and `stream-ids` again, given their keys as bytes (ordered-binary's, as the others write them): prepared entries'. */
+  private streamKeys!: Database<number, Uint8Array>;
+  private streamIdKeys!: Database<number, Uint8Array>;
   /** Every event's position by id, in logs written by earlier versions (nothing is added to it). */
   private legacyIds!: Database<number, string>;
   private meta!: Database<number, string>;
@@ -194,6 +200,8 @@ export class EmbeddedEventStore implements EventStore {
       this.events = root.openDB<StoredEvent, number>({ name: 'events', sharedStructuresKey: STRUCTURES });
       this.streams = root.openDB<number, [string, number]>({ name: 'streams' });
       this.streamIds = root.openDB<number, [string, string]>({ name: 'stream-ids' });
+      this.streamKeys = root.openDB<number, Uint8Array>({ name: 'streams', keyEncoding: 'binary' });
+      this.streamIdKeys = root.openDB<number, Uint8Array>({ name: 'stream-ids', keyEncoding: 'binary' });
       this.legacyIds = root.openDB<number, string>({ name: 'ids' });
       this.meta = root.openDB<number, string>({ name: 'meta' });
     };
@@ -307,6 +315,83 @@ export class EmbeddedEventStore implements EventStore {
     return result;
   }
 
+  async appendPrepared({ values, ends }: PreparedEvents, { asOf, shapes, envelope }: PreparedOver): Promise<AppendManyResult> {
+    const result = await this.use(() =>
+      this.root.transactionSync((): AppendManyResult => {
+        this.packedOver = undefined;
+        const head = this.meta.get(HEAD) ?? 0;
+        if (BigInt(head) !== (asOf.commit < 0n ? 0n : asOf.commit) || this.envelopeOver(shapes) !== envelope) return { position: undefined, tookKnown: false };
+        // (Entries this process put off otherwise are written first: those of prepared events are the log's to read.)
+        if (this.deferred.length > 0) this.indexLagging(head);
+        if (this.meta.get(INDEXED) === undefined) this.meta.put(INDEXED, head);
+        let position = head;
+        let start = 0;
+        for (const end of ends) {
+          this.events.putSync(++position, asBinary(values.subarray(start, end)) as unknown as StoredEvent, APPEND);
+          start = end;
+        }
+        this.meta.put(HEAD, position);
+        return { position: toPosition(position), tookKnown: true };
+      }),
+    );
+    this.appended.emit('append');
+    return result;
+  }
+
+  /**
+   * A slice in one transaction, unless another process has written them meanwhile; with the last, those of any other
+   * events that lag, read from the log, and 'indexed' gone.
+   */
+  async indexPrepared({ from, through, last, streams, ids }: PreparedEntries): Promise<void> {
+    await this.use(() =>
+      this.root.transactionSync(() => {
+        const indexed = this.meta.get(INDEXED);
+        if (indexed === undefined) return;
+        this.putKeyed(this.streamKeys, streams, streams.exact ? this.pastLastKey(this.streamKeys, streams) : streams.ends.length);
+        this.putKeyed(this.streamIdKeys, ids, ids.ends.length);
+        if (!last) return;
+        const entries: StreamEntry[] = [];
+        const head = this.meta.get(HEAD) ?? 0;
+        for (const range of [{ start: indexed + 1, end: from }, { start: through + 1, end: head + 1 }]) {
+          for (const { key, value } of this.events.getRange(range)) entries.push({ stream: value.stream, revision: value.revision, id: value.id, position: key });
+        }
+        // (This process's put-off entries are among those read.)
+        this.deferred = [];
+        this.deferredFrom = undefined;
+        this.putStreamEntries(entries);
+        this.meta.remove(INDEXED);
+      }),
+    );
+  }
+
+  /** Inside a write transaction: put keyed positions, appended from `append` on while LMDB takes them (then put as any other). */
+  private putKeyed(table: Database<number, Uint8Array>, keyed: KeyedPositions, append: number): void {
+    for (let i = 0; i < keyed.ends.length; i++) {
+      const key = keyAt(keyed, i);
+      if (i >= append) {
+        // (lmdb-js's putSync says whether it put, within a transaction; its types say nothing.)
+        if ((table.putSync(key, keyed.positions[i]!, APPEND) as unknown as boolean) === true) continue;
+        append = keyed.ends.length;
+      }
+      table.putSync(key, keyed.positions[i]!);
+    }
+  }
+
+  /** Where in `keyed` (in key order) the keys past the last of `table` begin. */
+  private pastLastKey(table: Database<number, Uint8Array>, keyed: KeyedPositions): number {
+    let last: Uint8Array | undefined;
+    for (const key of table.getKeys({ reverse: true, limit: 1 })) last = key;
+    if (last === undefined) return 0;
+    let low = 0;
+    let high = keyed.ends.length;
+    while (low < high) {
+      const mid = (low + high) >>> 1;
+      if (Buffer.compare(keyAt(keyed, mid), last) > 0) high = mid;
+      else low = mid + 1;
+    }
+    return low;
+  }
+
   /**
    * Whether a process other than this one has the log open: LMDB's reader table lists every process that has read
    * it (a serving process reads it every poll interval). Slots of processes that have died are cleared first.
@@ -392,17 +477,10 @@ export class EmbeddedEventStore implements EventStore {
   private packedValue(id: string, type: string, stream: string, revision: number, data: PackedData): Uint8Array | undefined {
     const envelope = this.envelopeOver(data.shapes);
     if (envelope === undefined) return undefined;
-    const most = 1 + 3 * 257 + 5 + data.bytes.length;
+    const most = storedEventMost(data.bytes.length);
     if (this.valueBytes.length < most) this.valueBytes = new Uint8Array(2 * most);
-    const out = this.valueBytes;
-    out[0] = envelope;
-    let at = writeShortAscii(out, 1, id);
-    at = writeShortAscii(out, at, type);
-    at = writeShortAscii(out, at, stream);
-    at = writeUint(out, at, revision);
-    if (at < 0) return undefined;
-    out.set(data.bytes, at);
-    return out.subarray(0, at + data.bytes.length);
+    const end = writeStoredEvent(this.valueBytes, 0, envelope, id, type, stream, revision, data.bytes);
+    return end < 0 ? undefined : this.valueBytes.subarray(0, end);
   }
 
   /**
@@ -419,8 +497,7 @@ export class EmbeddedEventStore implements EventStore {
       // a shape past them defines its record within itself, so its bytes need none of them.
       const shared = Math.min(shapes.length, MAX_SHARED_SHAPES);
       if (shared > stored.length) this.events.putSync(STRUCTURES_KEY, plainShapes(shapes.slice(0, shared)) as unknown as StoredEvent);
-      const index = shapes.findIndex((keys) => sameKeys(keys, ENVELOPE_KEYS));
-      if (index >= 0 && index < MAX_SHARED_SHAPES) envelope = 0x40 + index;
+      envelope = envelopeIdOf(shapes);
     }
     this.packedOver = { shapes, envelope };
     return envelope;
@@ -684,48 +761,9 @@ export class EmbeddedEventStore implements EventStore {
   }
 }
 
-/**
- * `text` as msgpackr writes a string, when it is ASCII and shorter than 256 (a fixstr or a str8: an event's id,
- * type and stream are); else -1. Returns where it ends (-1 stays -1).
- */
-function writeShortAscii(out: Uint8Array, at: number, text: string): number {
-  const n = text.length;
-  if (at < 0 || n >= 256) return -1;
-  if (n < 32) out[at++] = 0xa0 | n;
-  else {
-    out[at++] = 0xd9;
-    out[at++] = n;
-  }
-  for (let i = 0; i < n; i++) {
-    const c = text.charCodeAt(i);
-    if (c >= 0x80) return -1;
-    out[at++] = c;
-  }
-  return at;
-}
-
-/**
- * A revision as msgpackr writes an unsigned integer where record ids take 0x40–0x7f (lmdb-js's records): one byte
- * below 0x40, then uint8, uint16, uint32; -1 past that. Returns where it ends (-1 stays -1).
- */
-function writeUint(out: Uint8Array, at: number, n: number): number {
-  if (at < 0 || n > 0xffffffff) return -1;
-  if (n < 0x40) out[at++] = n;
-  else if (n < 0x100) {
-    out[at++] = 0xcc;
-    out[at++] = n;
-  } else if (n < 0x10000) {
-    out[at++] = 0xcd;
-    out[at++] = n >> 8;
-    out[at++] = n & 0xff;
-  } else {
-    out[at++] = 0xce;
-    out[at++] = n >>> 24;
-    out[at++] = (n >> 16) & 0xff;
-    out[at++] = (n >> 8) & 0xff;
-    out[at++] = n & 0xff;
-  }
-  return at;
+/** The `i`th key of `keyed`. */
+function keyAt({ keys, ends }: KeyedPositions, i: number): Uint8Array {
+  return keys.subarray(i === 0 ? 0 : ends[i - 1], ends[i]);
 }
 
 function recorded(position: number, e: StoredEvent): RecordedEvent {

@@ -87,6 +87,39 @@ export interface AppendManyResult {
   readonly tookKnown: boolean;
 }
 
+/** Events made ahead into the bytes the embedded log stores (stored-event.ts): `values` holds one after another, each ending at its `ends`. */
+export interface PreparedEvents {
+  readonly values: Uint8Array;
+  readonly ends: Uint32Array;
+}
+
+/** Keys already in a table's key bytes, one after another (each ending at its `ends`), with the position each names. */
+export interface KeyedPositions {
+  readonly keys: Uint8Array;
+  readonly ends: Uint32Array;
+  readonly positions: Float64Array;
+}
+
+/**
+ * A slice of the stream entries of prepared events at positions `from` through `through`, in the order of their keys:
+ * `streams` (stream and revision; `exact`: each key after the one before, in every slice) and `ids` (stream and id,
+ * of every event past a stream's first, ordered by stream and revision). `last`: the last slice.
+ */
+export interface PreparedEntries {
+  readonly from: number;
+  readonly through: number;
+  readonly last: boolean;
+  readonly streams: KeyedPositions & { readonly exact: boolean };
+  readonly ids: KeyedPositions;
+}
+
+/** What prepared events were made over: the log's head they follow, and the shapes and record id their bytes use. */
+export interface PreparedOver {
+  readonly asOf: Position;
+  readonly shapes: Shapes;
+  readonly envelope: number;
+}
+
 export class WrongExpectedRevisionError extends Error {
   constructor(
     readonly stream: string,
@@ -146,6 +179,14 @@ export interface EventStore {
   releaseReadPages?(): Promise<void>;
   /** Write what appends with `deferStreamEntries` put off (`onSlice` told of the entries written so far now and then). */
   indexStreams?(onSlice?: (written: number) => void): Promise<void>;
+  /**
+   * Append events made ahead (an import's, alone with the embedded log), their stream entries put off until
+   * `indexPrepared` (or `indexStreams`, which reads them from the log): only while the head is `asOf` and the log's
+   * shapes give the stored event `envelope`; else nothing is appended, and `tookKnown` is false.
+   */
+  appendPrepared?(events: PreparedEvents, over: PreparedOver): Promise<AppendManyResult>;
+  /** Write a slice of the stream entries of events `appendPrepared` appended; with the last, any others that lag. */
+  indexPrepared?(entries: PreparedEntries): Promise<void>;
   /** Whether another process has the log open now (the embedded log: LMDB's reader table), when the store can tell. */
   openElsewhere?(): boolean;
   /**

@@ -20,11 +20,13 @@ import { statSync } from 'node:fs';
 import { availableParallelism } from 'node:os';
 import type { DomainEvent } from '../events/catalog.js';
 import { LearningPacker, PackedData } from '../eventstore/packed-data.js';
-import { type AppendManyResult, comparePositions, type EventStore, type Position, type StreamAppend } from '../eventstore/port.js';
+import { type AppendManyResult, comparePositions, type EventStore, type Position, type PreparedOver, type StreamAppend } from '../eventstore/port.js';
+import { envelopeIdOf } from '../eventstore/stored-event.js';
 import { checkedLine, checkLine, type ImportProblem, type LineResult } from './line-check.js';
 import { checkedLineBatches } from './line-workers.js';
 import { fileLines } from './lines.js';
 import { type LogSummary, saveSummary, type SummaryAnchor, whatTheLogHolds } from './log-summary.js';
+import { PreparedAppends, type PreparerMessage } from './prepared-appends.js';
 import { type Spool, memorySpool } from './spool.js';
 
 export type { ImportProblem } from './line-check.js';
@@ -124,6 +126,8 @@ export interface ImportOptions {
   releaseEvery?: number;
   /** Events whose stream entries an import alone with the log puts off, at most, before it writes them (INDEX_EVERY unless given). */
   indexEvery?: number;
+  /** Fresh events from which an import alone with the embedded log prepares its appends on a thread of its own (PREPARE_FROM unless given). */
+  prepareFrom?: number;
   /** importFile: the file size from which its lines are checked on worker threads (LINE_WORKERS_FROM_BYTES unless given). */
   lineWorkersFrom?: number;
   /** importFile: how many worker threads check a big file's lines (as many as the cores, at most 4, unless given). */
@@ -193,6 +197,14 @@ export const RELEASE_EVERY = 25_000;
  * rewrites the leaves of the stream tables the entries fall in, so fewer writes write less.
  */
 const INDEX_EVERY = 2_000_000;
+
+/**
+ * Fresh events from which an import alone with the embedded log (and a file spool) prepares its appends on a thread
+ * of its own (prepared-appends.ts): starting it costs about what preparing 20,000 events on the import's thread does.
+ */
+const PREPARE_FROM = 50_000;
+/** Chunks prepared ahead of the one being appended, at most (each up to ALONE_CHUNK events, some 40 MB). */
+const PREPARED_AHEAD = 2;
 
 /**
  * From this size on, a file's lines are checked on worker threads (`lineWorkers`): starting them and loading the
@@ -298,12 +310,12 @@ async function importChecked(
     };
     const releaseEvery = options.releaseEvery ?? RELEASE_EVERY;
     const { summaryFile } = options;
-    const { fresh, skipped, revisions, head, summary, last, summarized } = await checkAgainstLog(store, file, spool, lines, packer, expected, onProgress, counter(releaseEvery, release), release, summaryFile);
+    const { fresh, skipped, head, summary, last, summarized } = await checkAgainstLog(store, file, spool, lines, packer, expected, onProgress, counter(releaseEvery, release), release, summaryFile);
     // Every event's data is packed over these shapes (the store writes those its log lacks before the events).
     const shapes = packer.shapes;
     const packedData = store.shapes === undefined ? (bytes: Uint8Array) => packer.unpack(bytes) : (bytes: Uint8Array) => new PackedData(bytes, shapes);
     const appendedMore = counter(releaseEvery, release);
-    // The log as the import last saw it: while its head is there, every stream's revision is in `revisions`.
+    // The log as the import last saw it: while its head is there, each spooled event's revision is the one it takes.
     let asOf: Position | undefined = head;
     let appended = 0;
     // Alone once no other process has had the log open for a while: a server lets go of its pages now and then
@@ -315,27 +327,33 @@ async function importChecked(
       return performance.now() - seenElsewhere >= ALONE_AFTER_MS;
     };
     let size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
-    const items = spool.items()[Symbol.iterator]();
-    let next = items.next();
     /**
      * The last event appended, while every append so far took the known revisions (then the log is what was read and
      * what was appended, and nothing else); undefined once one did not (no later one can: the import knows nothing more).
      */
     let lastAppended: SummaryAnchor | undefined;
+    const envelope = envelopeIdOf(shapes);
+    const prepares = store.appendPrepared !== undefined && store.indexPrepared !== undefined && spool.written !== undefined && envelope !== undefined;
+    if (prepares && fresh >= (options.prepareFrom ?? PREPARE_FROM) && alone()) {
+      const over = { asOf: head, shapes, envelope };
+      ({ appended, asOf, lastAppended } = await appendPrepared(store, { file, spool: spool.written!(), fresh, over, chunk: size, indexEvery, alone, onProgress, appendedMore }));
+    }
+    // (Those left, if any: a file spool is read from its start again to find them.)
+    const items = (appended < fresh ? spool.items(appended) : [])[Symbol.iterator]();
+    let next = items.next();
     /** The last event a chunk appended with known revisions (its position to come). */
     let lastOfChunk: Omit<SummaryAnchor, 'position'> | undefined;
     /** Up to `size` spooled events as appends, read from the spool as the store takes them: no chunk is held whole. */
     function* chunkOf(size: number, known: boolean, taken: { n: number }): Generator<StreamAppend> {
       for (; !next.done && taken.n < size; next = items.next(), taken.n++) {
-        const { stream, id: eventId, type, data } = next.value;
+        const { stream, id: eventId, type, revision, data } = next.value;
         const events = [{ id: eventId, type, data: packedData(data) }];
         if (!known) {
           yield { stream, events };
           continue;
         }
-        const knownRevision = revisions.next(stream);
-        lastOfChunk = { stream, id: eventId, revision: knownRevision + 1 };
-        yield { stream, events, knownRevision };
+        lastOfChunk = { stream, id: eventId, revision };
+        yield { stream, events, knownRevision: revision - 1 };
       }
     }
     while (!next.done) {
@@ -385,6 +403,95 @@ async function importChecked(
   }
 }
 
+/** What `appendPrepared` needs of the import. */
+interface PreparedImport {
+  readonly file: string;
+  /** The spool's file. */
+  readonly spool: string;
+  readonly fresh: number;
+  readonly over: PreparedOver;
+  readonly chunk: number;
+  readonly indexEvery: number;
+  alone(): boolean;
+  readonly onProgress: OnImportProgress | undefined;
+  appendedMore(n: number): Promise<void>;
+}
+
+/**
+ * The appends of an import alone with the embedded log, prepared on a thread of their own (prepared-appends.ts): from
+ * the spool's first event for as long as the import stays alone and the log is as it knows it, their stream entries
+ * written as that thread hands them on. Says how many it appended, and how the log then is as the import knows it;
+ * the import appends the rest (none, unless this stopped early) its other way.
+ */
+async function appendPrepared(store: EventStore, job: PreparedImport): Promise<{ appended: number; asOf: Position | undefined; lastAppended: SummaryAnchor | undefined }> {
+  const { onProgress } = job;
+  let asOf: Position | undefined = job.over.asOf;
+  let lastAppended: SummaryAnchor | undefined;
+  let appended = 0;
+  /** Appended events whose stream entries are not written yet. */
+  let lagging = 0;
+  /** Of the entries being handed on, those written so far. */
+  let indexed: number | undefined;
+  const preparing = new PreparedAppends({
+    file: job.spool,
+    from: 0,
+    firstPosition: Number(asOf.commit < 0n ? 0n : asOf.commit) + 1,
+    envelope: job.over.envelope,
+    chunk: job.chunk,
+    ahead: PREPARED_AHEAD,
+    indexEvery: job.indexEvery,
+    slice: Math.max(1, Math.ceil(job.indexEvery / 8)),
+  });
+  try {
+    for (;;) {
+      let message: PreparerMessage;
+      try {
+        message = await preparing.next();
+      } catch {
+        break; // (the thread failed: the import goes on its other way)
+      }
+      if (message.kind === 'end' || message.kind === 'unfit') break;
+      if (message.kind === 'entries') {
+        const total = message.through - message.from + 1;
+        indexed = indexed ?? 0;
+        await store.indexPrepared!(message);
+        indexed += message.streams.ends.length;
+        onProgress?.({ phase: 'indexing', done: indexed, total });
+        if (message.last) {
+          lagging = 0;
+          indexed = undefined;
+        }
+        continue;
+      }
+      if (!job.alone()) break;
+      let result: AppendManyResult;
+      try {
+        result = await store.appendPrepared!(message, { ...job.over, asOf });
+      } catch (error) {
+        throw new ImportAppendError(job.file, appended, job.fresh, error);
+      }
+      // Another process appended since: the import knows nothing more, and appends the rest its other way.
+      if (!result.tookKnown) {
+        asOf = undefined;
+        break;
+      }
+      preparing.taken();
+      const n = message.ends.length;
+      appended += n;
+      lagging += n;
+      asOf = result.position!;
+      lastAppended = { ...message.last, position: asOf };
+      onProgress?.({ phase: 'appending', done: appended, total: job.fresh });
+      await job.appendedMore(n);
+    }
+  } finally {
+    await preparing.stop();
+    // Stopped with entries of appended events not handed on (or failing): written from the log.
+    if (lagging > 0) await store.indexStreams?.().catch(() => undefined);
+  }
+  return { appended, asOf, lastAppended };
+}
+
 /**
  * Read the log, then check every line against it into the spool. Of what was read, only each stream's revision is
  * kept for the appends, unless a summary of the log is to be written: the event ids and the records (some 170 MB at
@@ -404,9 +511,9 @@ async function checkAgainstLog(
 ) {
   const { ids, directory, revisions, listing, head, last, summarized } = await whatTheLogHolds(store, { onProgress, readMore, summaryFile });
   await logRead();
-  const checked = await checkInto(spool, file, lines, packer, expected, { ids, directory, listing });
+  const checked = await checkInto(spool, file, lines, packer, expected, { ids, directory, listing, revisions });
   const summary = summaryFile === undefined ? undefined : { ids, directory, revisions, listing };
-  return { ...checked, revisions, head, summary, last, summarized };
+  return { ...checked, head, summary, last, summarized };
 }
 
 /**
@@ -434,7 +541,7 @@ async function checkInto(
   lines: LineBatches,
   packer: LearningPacker,
   expected: ExpectedLines,
-  { ids, directory, listing }: Pick<LogSummary, 'ids' | 'directory' | 'listing'>,
+  { ids, directory, listing, revisions }: Pick<LogSummary, 'ids' | 'directory' | 'listing' | 'revisions'>,
 ): Promise<{ fresh: number; skipped: number }> {
   const refused = new Problems();
   const unresolved = new Problems();
@@ -464,7 +571,8 @@ async function checkInto(
       if (unresolved.count > 0) continue;
       // Data a worker could not pack (of a shape the packer had not met when it was packed) is packed here, in order.
       const data = typeof parsed.data === 'string' ? packer.pack(JSON.parse(parsed.data)) : parsed.data;
-      spool.write({ stream: parsed.stream, id: eventId, type: parsed.type, data });
+      // Its revision in its stream, counted here, in file order: the log as read, then the file's events before it.
+      spool.write({ stream: parsed.stream, id: eventId, type: parsed.type, revision: revisions.next(parsed.stream) + 1, data });
       listing.fold(parsed.type, parsed.facts.institution, () => packer.unpack(data) as Record<string, unknown>);
       fresh++;
     }
