@@ -39,7 +39,9 @@
  * and 4.6 GB written for a 1.1 GB log). While entries lag, 'indexed' in `meta` says from where: every write
  * transaction that looks a stream up first writes the entries of the events past it (read from the log, or this
  * process's own put-off entries), and a read of a stream also reads those events. So a server that appends during
- * such an import, or after one that was killed, sees every stream as it is.
+ * such an import, or after one that was killed, sees every stream as it is. An import alone with the log may also
+ * hand it events made ahead into the bytes it stores (`appendPrepared`), their entries put off the same way, and
+ * then those entries in key order as the tables' key bytes (`indexPrepared`): its preparing thread made them.
  *
  * Logs written by earlier versions also hold a `heads` table (stream → last
  * revision), no longer read or written: the `streams` table gives the same,

@@ -337,6 +337,8 @@ async function importChecked(
     if (prepares && fresh >= (options.prepareFrom ?? PREPARE_FROM) && alone()) {
       const over = { asOf: head, shapes, envelope };
       ({ appended, asOf, lastAppended } = await appendPrepared(store, { file, spool: spool.written!(), fresh, over, chunk: size, indexEvery, alone, onProgress, appendedMore }));
+      // (Stopped early, maybe because a server opened the log: the next chunk is one that server can wait for.)
+      size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
     }
     // (Those left, if any: a file spool is read from its start again to find them.)
     const items = (appended < fresh ? spool.items(appended) : [])[Symbol.iterator]();
@@ -493,9 +495,9 @@ async function appendPrepared(store: EventStore, job: PreparedImport): Promise<{
 }
 
 /**
- * Read the log, then check every line against it into the spool. Of what was read, only each stream's revision is
- * kept for the appends, unless a summary of the log is to be written: the event ids and the records (some 170 MB at
- * 1.77M events) are let go of here otherwise.
+ * Read the log, then check every line against it into the spool (each event with its revision, counted from each
+ * stream's revision in the log). Of what was read, the event ids and the records (some 170 MB at 1.77M events) are
+ * let go of here, unless a summary of the log is to be written.
  */
 async function checkAgainstLog(
   store: EventStore,
