@@ -506,11 +506,11 @@ process.exit(0);`,
   t.same(
     kinds,
     [
-      ...['chunk 8', 'chunk 8', 'entries 31-46', 'entries 31-46', 'entries 31-46', 'entries 31-46 last'],
-      ...['chunk 8', 'chunk 8', 'entries 47-62', 'entries 47-62', 'entries 47-62', 'entries 47-62 last'],
-      ...['chunk 3', 'entries 63-65 last', 'unfit'],
+      ...['chunk 1', 'chunk 8', 'chunk 8', 'entries 31-47', 'entries 31-47', 'entries 31-47', 'entries 31-47 last'],
+      ...['chunk 8', 'chunk 8', 'entries 48-63', 'entries 48-63', 'entries 48-63', 'entries 48-63 last'],
+      ...['chunk 2', 'entries 64-65 last', 'unfit'],
     ],
-    'chunks of 8, entries once 16 events have been handed on and at the end, in slices of 5; the event it cannot hold handed back',
+    'a first chunk of a tenth, then chunks of 8; entries once 16 events have been handed on and at the end, in slices of 5; the event it cannot hold handed back',
   );
   t.same(messages.at(-1), { kind: 'unfit', at: 35 }, 'the 36th');
   t.same(await store.head(), { commit: 65n, prepare: 65n }, 'the 35 before it appended');

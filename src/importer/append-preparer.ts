@@ -147,6 +147,11 @@ function handOnChunk(last: PreparedChunk['last'] | undefined): void {
 }
 
 let index = job.from;
+/**
+ * The first chunk a tenth of the others: the import's thread waits for it (at 100,000 events, some 0.3 s of an import
+ * of 1.77M), and for no other while it writes the one before.
+ */
+let chunk = Math.ceil(job.chunk / 10);
 let unfit = false;
 let last: PreparedChunk['last'] | undefined;
 await credit();
@@ -168,8 +173,9 @@ for (const { stream, id, type, revision, data } of spooled(job.file, job.from)) 
     idKeys.ended(writeKey([stream, id], idKeys.room(KEY_MOST), idKeys.used));
   } else idOf.push(-1);
   index++;
-  if (values.count === job.chunk) {
+  if (values.count === chunk) {
     handOnChunk(last);
+    chunk = job.chunk;
     if (entries.length >= job.indexEvery) handOnEntries();
     await credit();
   }
