@@ -332,11 +332,21 @@ async function importChecked(
      * what was appended, and nothing else); undefined once one did not (no later one can: the import knows nothing more).
      */
     let lastAppended: SummaryAnchor | undefined;
+    /** Once every event is appended (at once: its tables go to the thread that writes it), the summary of the log. */
+    const writeSummary = (lastAppended: SummaryAnchor | undefined, appended: number) => {
+      if (summary === undefined || summaryWritten !== undefined) return;
+      // Up to the import's last event when nothing else was appended meanwhile; else up to the last it read, and the
+      // next import reads this one's events again (taking only their revisions: their ids are in the summary).
+      const anchor = lastAppended ?? last;
+      // (Written on a thread of its own, at the same time as the stream entries put off.)
+      if (anchor !== undefined && (appended > 0 || summarized === undefined || comparePositions(anchor.position, summarized.position) !== 0)) summaryWritten = saveSummary(summaryFile!, summary, anchor);
+    };
     const envelope = envelopeIdOf(shapes);
     const prepares = store.appendPrepared !== undefined && store.indexPrepared !== undefined && spool.written !== undefined && envelope !== undefined;
     if (prepares && fresh >= (options.prepareFrom ?? PREPARE_FROM) && alone()) {
       const over = { asOf: head, shapes, envelope };
-      ({ appended, asOf, lastAppended } = await appendPrepared(store, { file, spool: spool.written!(), fresh, over, chunk: size, indexEvery, alone, onProgress, appendedMore }));
+      const allAppended = (anchor: SummaryAnchor) => writeSummary(anchor, fresh);
+      ({ appended, asOf, lastAppended } = await appendPrepared(store, { file, spool: spool.written!(), fresh, over, chunk: size, indexEvery, alone, onProgress, appendedMore, allAppended }));
       // (Stopped early, maybe because a server opened the log: the next chunk is one that server can wait for.)
       size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
     }
@@ -389,13 +399,7 @@ async function importChecked(
       size = Math.max(Math.min(MIN_CHUNK, chunk), Math.min(chunk, CHUNK, Math.round((taken.n * CHUNK_MS) / Math.max(took, 1))));
       await new Promise((resolve) => setTimeout(resolve, Math.max(PAUSE_MS, took)));
     }
-    if (summary !== undefined) {
-      // Up to the import's last event when nothing else was appended meanwhile; else up to the last it read, and the
-      // next import reads this one's events again (taking only their revisions: their ids are in the summary).
-      const anchor = lastAppended ?? last;
-      // (Written on a thread of its own, at the same time as the stream entries put off, below.)
-      if (anchor !== undefined && (appended > 0 || summarized === undefined || comparePositions(anchor.position, summarized.position) !== 0)) summaryWritten = saveSummary(summaryFile!, summary, anchor);
-    }
+    writeSummary(lastAppended, appended);
     return { appended, skipped };
   } finally {
     spool.dispose();
@@ -417,6 +421,8 @@ interface PreparedImport {
   alone(): boolean;
   readonly onProgress: OnImportProgress | undefined;
   appendedMore(n: number): Promise<void>;
+  /** Every event is appended, the last as `anchor` says (before their last stream entries are written). */
+  allAppended(anchor: SummaryAnchor): void;
 }
 
 /**
@@ -485,6 +491,7 @@ async function appendPrepared(store: EventStore, job: PreparedImport): Promise<{
       lastAppended = { ...message.last, position: asOf };
       onProgress?.({ phase: 'appending', done: appended, total: job.fresh });
       await job.appendedMore(n);
+      if (appended === job.fresh) job.allAppended(lastAppended);
     }
   } finally {
     await preparing.stop();
