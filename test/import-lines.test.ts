@@ -375,27 +375,37 @@ t.test("a big file's lines checked on worker threads: the same events appended, 
   t.same(await problems({ lineWorkersFrom: 0, lineWorkers: 2, lineBlockBytes: 30_000 }, unresolved), unresolvedHere, 'the same, checked on worker threads');
 });
 
-t.test('an import that stops being alone with its log (a server opened it) writes the stream entries it put off before its next append', async (t) => {
-  const temp = tempDir();
-  t.teardown(temp.remove);
-  const file = join(temp.dir, 'x.ndjson');
+/**
+ * The demo and 3,000 new categories in a file, and a log an import has alone until its fourth look (another process
+ * has it open from then on); the store's appends and writes of stream entries, as they are called.
+ */
+function openedOnTheFourthLook(dir: string) {
+  const file = join(dir, 'x.ndjson');
   writeFileSync(file, `${readFileSync(join(ROOT, 'fixtures', 'demo.ndjson'), 'utf8').trimEnd()}\n${newCategories(3_000)}`);
-  const path = join(temp.dir, 'log');
+  const path = join(dir, 'log');
   const store = EmbeddedEventStore.open(path);
-  // Another process has the log open from the fourth look on (the first two chunks were appended alone).
   let looks = 0;
   store.openElsewhere = () => ++looks > 3;
   const calls: string[] = [];
+  const counted =
+    <A extends unknown[], R>(name: string, call: (...args: A) => R) =>
+    (...args: A): R => {
+      calls.push(name);
+      return call(...args);
+    };
   const appendMany = store.appendMany.bind(store);
-  store.appendMany = (appends, options) => {
-    calls.push(`append${options?.deferStreamEntries ? ', put off' : ''}`);
-    return appendMany(appends, options);
-  };
-  const indexStreams = store.indexStreams.bind(store);
-  store.indexStreams = (onSlice) => {
-    calls.push('index');
-    return indexStreams(onSlice);
-  };
+  store.appendMany = (appends, options) => counted(`append${options?.deferStreamEntries ? ', put off' : ''}`, appendMany)(appends, options);
+  store.indexStreams = counted('index', store.indexStreams.bind(store));
+  store.appendPrepared = counted('prepared', store.appendPrepared.bind(store));
+  store.indexPrepared = counted('entries', store.indexPrepared.bind(store));
+  return { file, path, store, calls };
+}
+
+t.test('an import that stops being alone with its log (a server opened it) writes the stream entries it put off before its next append', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  // (The first two chunks are appended alone.)
+  const { file, path, store, calls } = openedOnTheFourthLook(temp.dir);
   const { appended } = await importFile(store, file, { ownsStore: true, chunk: 1_000 });
   await store.close();
   t.same(calls.slice(0, 3), ['append, put off', 'index', 'append'], 'alone: entries put off; then they are written before the first append that is not alone');
@@ -409,26 +419,8 @@ t.test('an import that stops being alone with its log (a server opened it) write
 t.test('an import preparing its appends on a thread of its own that stops being alone writes the entries of those appended, and appends the rest its other way', async (t) => {
   const temp = tempDir();
   t.teardown(temp.remove);
-  const file = join(temp.dir, 'x.ndjson');
-  writeFileSync(file, `${readFileSync(join(ROOT, 'fixtures', 'demo.ndjson'), 'utf8').trimEnd()}\n${newCategories(3_000)}`);
-  const path = join(temp.dir, 'log');
-  const store = EmbeddedEventStore.open(path);
-  // Another process has the log open from the fourth look on: the first chunk was appended alone.
-  let looks = 0;
-  store.openElsewhere = () => ++looks > 3;
-  const calls: string[] = [];
-  const count = <A extends unknown[], R>(name: string, call: (...args: A) => R) => (...args: A): R => {
-    calls.push(name);
-    return call(...args);
-  };
-  store.appendPrepared = count('prepared', store.appendPrepared.bind(store));
-  store.indexPrepared = count('entries', store.indexPrepared.bind(store));
-  store.indexStreams = count('index', store.indexStreams.bind(store));
-  const appendMany = store.appendMany.bind(store);
-  store.appendMany = (appends, options) => {
-    calls.push(`append${options?.deferStreamEntries ? ', put off' : ''}`);
-    return appendMany(appends, options);
-  };
+  // (The first chunk is appended alone.)
+  const { file, path, store, calls } = openedOnTheFourthLook(temp.dir);
   const { appended } = await importFile(store, file, { ownsStore: true, chunk: 1_000, prepareFrom: 0, spool: fileSpool(temp.dir) });
   const events = await store.readAll(startOfLog, 10_000);
   await store.close();
