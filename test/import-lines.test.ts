@@ -516,3 +516,32 @@ process.exit(0);`,
   const again = mine[3]!;
   t.same(await store.append('s-3', [{ id: again.id, type: again.type, data: { i: 3 } }]), { nextRevision: 3, position: { commit: 34n, prepare: 34n } });
 });
+
+t.test('a prepared import into a log that holds its streams already: their revisions go on from the log', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const demo = join(ROOT, 'fixtures', 'demo.ndjson');
+  // Updates of the demo's categories (each twice), between new categories.
+  const categories = readFileSync(demo, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes('"CategoryCreated"'))
+    .map((line) => (JSON.parse(line) as { data: { institution_id: string; category_id: string } }).data);
+  const update = ({ institution_id, category_id }: (typeof categories)[number], i: number) =>
+    JSON.stringify({ type: 'CategoryUpdated', id: randomUUID(), data: { institution_id, occurred_at: '2026-10-02T10:00:00Z', category_id, title: `Renamed ${i}` } });
+  const more = join(temp.dir, 'more.ndjson');
+  writeFileSync(more, [newCategories(500), ...categories.flatMap((c, i) => [update(c, i), update(c, i + 100)]), newCategories(500)].join('\n'));
+  const logged = async (name: string, options: Parameters<typeof importFile>[2]) => {
+    const store = EmbeddedEventStore.open(join(temp.dir, name));
+    await importFile(store, demo);
+    const result = await importFile(store, more, options);
+    const renamed = (await store.readStream(`category-${categories[0]!.category_id}`)).map((e) => [e.revision, e.type]);
+    await store.close();
+    return { result, renamed };
+  };
+  const plain = await logged('plain', {});
+  const prepared = await logged('prepared', { ownsStore: true, chunk: 300, prepareFrom: 0, spool: fileSpool(temp.dir) });
+  t.same(prepared, plain, 'the same appended, and the streams go on');
+  t.same(plain.renamed, [[0, 'CategoryCreated'], [1, 'CategoryUpdated'], [2, 'CategoryUpdated']]);
+  t.same(logBytes(join(temp.dir, 'prepared')), logBytes(join(temp.dir, 'plain')), 'the same bytes in the log');
+  t.same(indexBytes(join(temp.dir, 'prepared')), indexBytes(join(temp.dir, 'plain')), 'the same stream entries, none lagging');
+});
