@@ -545,3 +545,12 @@ t.test('a prepared import into a log that holds its streams already: their revis
   t.same(logBytes(join(temp.dir, 'prepared')), logBytes(join(temp.dir, 'plain')), 'the same bytes in the log');
   t.same(indexBytes(join(temp.dir, 'prepared')), indexBytes(join(temp.dir, 'plain')), 'the same stream entries, none lagging');
 });
+
+t.test('a preparing thread that fails says so, at the next message and every one after (the import then appends its other way)', async (t) => {
+  const temp = tempDir();
+  t.teardown(temp.remove);
+  const preparing = new PreparedAppends({ file: join(temp.dir, 'gone.spool'), from: 0, firstPosition: 1, envelope: 0x40, chunk: 8, ahead: 1, indexEvery: 16, slice: 5 });
+  t.teardown(() => preparing.stop());
+  await t.rejects(preparing.next(), /ENOENT|gone\.spool/, 'its error, at the next message');
+  await t.rejects(preparing.next(), /ENOENT|gone\.spool/, 'and at every one after');
+});
