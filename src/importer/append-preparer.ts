@@ -70,7 +70,7 @@ class Written {
     return this.bytes.subarray(i === 0 ? 0 : this.ends[i - 1], this.ends[i]);
   }
 
-  /** The `i`th of `order`'s picks, one after another, with the positions they name. */
+  /** The bytes at each of `order`'s indexes, one after another in that order, with the positions they name. */
   gathered(order: readonly number[], positions: Float64Array): KeyedPositions {
     let size = 0;
     for (const i of order) size += this.ends[i]! - (i === 0 ? 0 : this.ends[i - 1]!);
