@@ -139,16 +139,18 @@ console.log(`data: ${fmt(events)} events to import, then ${fmt(LIVE)} live`);
 async function importStep(step: string, file: string, expected: number, onAppending?: () => void): Promise<void> {
   const progress: number[] = [];
   let out = '';
-  let appending = false;
+  /** When it first said it was appending (its first chunk appended), and writing the stream entries it put off. */
+  const began: { appending?: number; indexing?: number } = {};
   const command = started(
     vmApi(['import', file], env, {
       onStdout: (t) => (out += t),
       onStderr: (t) => {
         progress.push(command.elapsedMs());
-        if (!appending && t.includes(': appending ')) {
-          appending = true;
+        if (began.appending === undefined && t.includes(': appending ')) {
+          began.appending = command.elapsedMs();
           onAppending?.();
         }
+        if (began.indexing === undefined && t.includes(': indexing ')) began.indexing = command.elapsedMs();
       },
     }),
   );
@@ -159,6 +161,10 @@ async function importStep(step: string, file: string, expected: number, onAppend
   figure(step, 'wall time', ms, `${seconds(ms)} for ${fmt(expected)} events`);
   figure(step, 'rate', (1000 * expected) / ms, `${fmt((1000 * expected) / ms)} events/s`, atLeast(100_000, 'events/s'));
   figure(step, 'progress lines', progress.length, `${progress.length}, the longest wait for one ${seconds(Math.max(...gaps))}`);
+  // Where its time went: reading and checking (until its first chunk is appended), appending, the entries put off.
+  const firstAppend = began.appending ?? ms;
+  const entries = began.indexing === undefined ? 'none put off' : `from ${seconds(began.indexing)}`;
+  figure(step, 'phases', firstAppend, `first chunk appended at ${seconds(firstAppend)}, stream entries ${entries}, done at ${seconds(ms)}`);
   memory(step, command);
 }
 
