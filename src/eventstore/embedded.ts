@@ -72,6 +72,8 @@ import {
   type Subscription,
   type SubscriptionHandler,
   startOfLog,
+  eventNumber,
+  nthBytes,
   WrongExpectedRevisionError,
 } from './port.js';
 
@@ -299,7 +301,7 @@ export class EmbeddedEventStore implements EventStore {
     const result = await this.use(() => this.root.transactionSync(() => {
       this.packedOver = undefined;
       const log = { head: this.meta.get(HEAD) ?? 0 };
-      const tookKnown = options.asOf !== undefined && BigInt(log.head) === (options.asOf.commit < 0n ? 0n : options.asOf.commit);
+      const tookKnown = options.asOf !== undefined && log.head === eventNumber(options.asOf);
       const defer = tookKnown && options.deferStreamEntries === true;
       if (defer) {
         if (this.meta.get(INDEXED) === undefined) this.meta.put(INDEXED, log.head);
@@ -322,7 +324,7 @@ export class EmbeddedEventStore implements EventStore {
       this.root.transactionSync((): AppendManyResult => {
         this.packedOver = undefined;
         const head = this.meta.get(HEAD) ?? 0;
-        if (BigInt(head) !== (asOf.commit < 0n ? 0n : asOf.commit) || this.envelopeOver(shapes) !== envelope) return { position: undefined, tookKnown: false };
+        if (head !== eventNumber(asOf) || this.envelopeOver(shapes) !== envelope) return { position: undefined, tookKnown: false };
         // (Entries this process put off otherwise are written first: those of prepared events are the log's to read.)
         if (this.deferred.length > 0) this.indexLagging(head);
         if (this.meta.get(INDEXED) === undefined) this.meta.put(INDEXED, head);
@@ -369,7 +371,7 @@ export class EmbeddedEventStore implements EventStore {
   /** Inside a write transaction: put keyed positions, appended from `append` on while LMDB takes them (then put as any other). */
   private putKeyed(table: Database<number, Uint8Array>, keyed: KeyedPositions, append: number): void {
     for (let i = 0; i < keyed.ends.length; i++) {
-      const key = keyAt(keyed, i);
+      const key = nthBytes(keyed.keys, keyed.ends, i);
       if (i >= append) {
         // (lmdb-js's putSync says whether it put, within a transaction; its types say nothing.)
         if ((table.putSync(key, keyed.positions[i]!, APPEND) as unknown as boolean) === true) continue;
@@ -388,7 +390,7 @@ export class EmbeddedEventStore implements EventStore {
     let high = keyed.ends.length;
     while (low < high) {
       const mid = (low + high) >>> 1;
-      if (Buffer.compare(keyAt(keyed, mid), last) > 0) high = mid;
+      if (Buffer.compare(nthBytes(keyed.keys, keyed.ends, mid), last) > 0) high = mid;
       else low = mid + 1;
     }
     return low;
@@ -670,7 +672,7 @@ export class EmbeddedEventStore implements EventStore {
   }
 
   private readAllSync(from: Position, maxCount: number): RecordedEvent[] {
-    const start = from.commit < 0n ? 0 : Number(from.commit) + 1;
+    const start = eventNumber(from) + 1;
     const out: RecordedEvent[] = [];
     for (const { key, value } of this.events.getRange({ start, limit: maxCount })) {
       out.push(recorded(key, value));
@@ -761,11 +763,6 @@ export class EmbeddedEventStore implements EventStore {
     if (this.deferred.length > 0) await this.indexStreams();
     await this.root.close();
   }
-}
-
-/** The `i`th key of `keyed`. */
-function keyAt({ keys, ends }: KeyedPositions, i: number): Uint8Array {
-  return keys.subarray(i === 0 ? 0 : ends[i - 1], ends[i]);
 }
 
 function recorded(position: number, e: StoredEvent): RecordedEvent {

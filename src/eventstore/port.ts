@@ -13,6 +13,11 @@ export interface Position {
 
 export const startOfLog: Position = { commit: -1n, prepare: -1n };
 
+/** The embedded log's number for the event at `position`: its events are 1, 2, …, and startOfLog is 0 (none). */
+export function eventNumber(position: Position): number {
+  return position.commit < 0n ? 0 : Number(position.commit);
+}
+
 export function comparePositions(a: Position, b: Position): number {
   if (a.commit !== b.commit) return a.commit < b.commit ? -1 : 1;
   if (a.prepare !== b.prepare) return a.prepare < b.prepare ? -1 : 1;
@@ -91,6 +96,11 @@ export interface AppendManyResult {
 export interface PreparedEvents {
   readonly values: Uint8Array;
   readonly ends: Uint32Array;
+}
+
+/** The `i`th of byte strings written one after another, each ending at its `ends` (PreparedEvents, KeyedPositions). */
+export function nthBytes(bytes: Uint8Array, ends: Uint32Array, i: number): Uint8Array {
+  return bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i]);
 }
 
 /** Keys already in a table's key bytes, one after another (each ending at its `ends`), with the position each names. */
