@@ -13,7 +13,7 @@ import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { LearningPacker, PackedData } from '../src/eventstore/packed-data.js';
 import { startOfLog } from '../src/eventstore/port.js';
 import { eventStoreContract } from './eventstore-contract.js';
-import { logBytes, ROOT, tempDir, until } from './helpers.js';
+import { logBytes, putOffAndDie, ROOT, tempDir, until } from './helpers.js';
 
 const run = promisify(execFile);
 const EMBEDDED = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
@@ -323,19 +323,7 @@ t.test('a process killed with stream entries put off: another reads its streams,
   t.teardown(dir.remove);
   const logPath = join(dir.dir, 'log');
   // The other process appends 300 events to 100 streams with their entries put off, and dies without writing them.
-  await run(process.execPath, [
-    '--input-type=module',
-    '-e',
-    `const { EmbeddedEventStore } = await import(${JSON.stringify(EMBEDDED)});
-const store = EmbeddedEventStore.open(process.argv[1]);
-let asOf = await store.head();
-for (let round = 0; round < 3; round++) {
-  const appends = Array.from({ length: 100 }, (_, s) => ({ stream: 's-' + s, events: [{ id: crypto.randomUUID(), type: 'CategoryCreated', data: { s, round } }], knownRevision: round - 1 }));
-  asOf = (await store.appendMany(appends, { asOf, deferStreamEntries: true })).position;
-}
-process.exit(0);`,
-    logPath,
-  ]);
+  await putOffAndDie(logPath, 100, 3);
   const store = EmbeddedEventStore.open(logPath);
   t.teardown(() => store.close());
   t.same((await store.readStream('s-7')).map((e) => [e.revision, e.data]), [0, 1, 2].map((round) => [round, { s: 7, round }]), 'read from the events past the written entries');

@@ -2,9 +2,11 @@
  * Test helpers: a real app (embedded LMDB log, LMDB read model, Fastify)
  * over a temporary DATA_DIR, driven with app.inject.
  */
+import { execFile } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { promisify } from 'node:util';
 import v8 from 'node:v8';
 import type { FastifyInstance } from 'fastify';
 import { open } from 'lmdb';
@@ -147,6 +149,27 @@ export function until<T>(get: () => T | undefined | Promise<T | undefined>, ms =
 }
 
 /** Each event's value bytes (hex) in the embedded log at `path` (not open here), by position, and its shared structures' bytes. */
+/**
+ * In another process (the built store), `rounds` events appended to each of `streams` streams (`s-0`, `s-1`, …;
+ * data `{ s, round }`) with their stream entries put off, a round a transaction; then it dies without writing them.
+ */
+export async function putOffAndDie(path: string, streams: number, rounds: number): Promise<void> {
+  const embedded = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
+  await promisify(execFile)(process.execPath, [
+    '--input-type=module',
+    '-e',
+    `const { EmbeddedEventStore } = await import(${JSON.stringify(embedded)});
+const store = EmbeddedEventStore.open(process.argv[1]);
+let asOf = await store.head();
+for (let round = 0; round < ${rounds}; round++) {
+  const appends = Array.from({ length: ${streams} }, (_, s) => ({ stream: 's-' + s, events: [{ id: crypto.randomUUID(), type: 'CategoryCreated', data: { s, round } }], knownRevision: round - 1 }));
+  asOf = (await store.appendMany(appends, { asOf, deferStreamEntries: true })).position;
+}
+process.exit(0);`,
+    path,
+  ]);
+}
+
 /** The stream tables of the log at `path` as they are stored: each entry's key and value bytes, in key order; and whether entries lag. */
 export function indexBytes(path: string): { streams: string[]; streamIds: string[]; indexed: unknown } {
   const root = open({ path, readOnly: true, compression: false });
