@@ -13,13 +13,12 @@ import { EmbeddedEventStore } from '../src/eventstore/embedded.js';
 import { LearningPacker, PackedData } from '../src/eventstore/packed-data.js';
 import { startOfLog } from '../src/eventstore/port.js';
 import { eventStoreContract } from './eventstore-contract.js';
-import { logBytes, putOffAndDie, ROOT, tempDir, until } from './helpers.js';
+import { BUILT_EMBEDDED_STORE, logBytes, putOffAndDie, tempDir, until } from './helpers.js';
 
 const run = promisify(execFile);
-const EMBEDDED = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
 const CHILD = `
 const [path, stream, events] = process.argv.slice(1);
-const { EmbeddedEventStore } = await import(${JSON.stringify(EMBEDDED)});
+const { EmbeddedEventStore } = await import(${JSON.stringify(BUILT_EMBEDDED_STORE)});
 const store = EmbeddedEventStore.open(path);
 await store.append(stream, JSON.parse(events));
 await store.close();
@@ -348,7 +347,7 @@ t.test('the log knows when another process has it open (LMDB’s reader table), 
   // A reader in another process: it reads the log's head, says so, and waits to be told to go.
   const reader = spawn(
     process.execPath,
-    ['--input-type=module', '-e', `const { EmbeddedEventStore } = await import(${JSON.stringify(EMBEDDED)});
+    ['--input-type=module', '-e', `const { EmbeddedEventStore } = await import(${JSON.stringify(BUILT_EMBEDDED_STORE)});
 const store = EmbeddedEventStore.open(process.argv[1]);
 await store.head();
 process.stdout.write('reading\\n');

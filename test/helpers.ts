@@ -148,17 +148,18 @@ export function until<T>(get: () => T | undefined | Promise<T | undefined>, ms =
   });
 }
 
-/** Each event's value bytes (hex) in the embedded log at `path` (not open here), by position, and its shared structures' bytes. */
+/** The embedded store as built (`dist`), for scripts run in other processes. */
+export const BUILT_EMBEDDED_STORE = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
+
 /**
  * In another process (the built store), `rounds` events appended to each of `streams` streams (`s-0`, `s-1`, …;
  * data `{ s, round }`) with their stream entries put off, a round a transaction; then it dies without writing them.
  */
 export async function putOffAndDie(path: string, streams: number, rounds: number): Promise<void> {
-  const embedded = join(ROOT, 'dist', 'src', 'eventstore', 'embedded.js');
   await promisify(execFile)(process.execPath, [
     '--input-type=module',
     '-e',
-    `const { EmbeddedEventStore } = await import(${JSON.stringify(embedded)});
+    `const { EmbeddedEventStore } = await import(${JSON.stringify(BUILT_EMBEDDED_STORE)});
 const store = EmbeddedEventStore.open(process.argv[1]);
 let asOf = await store.head();
 for (let round = 0; round < ${rounds}; round++) {
@@ -181,6 +182,7 @@ export function indexBytes(path: string): { streams: string[]; streamIds: string
   }
 }
 
+/** Each event's value bytes (hex) in the embedded log at `path` (not open here), by position, and its shared structures' bytes. */
 export function logBytes(path: string): { events: string[]; structures: string | undefined } {
   const root = open({ path, readOnly: true, compression: false });
   try {
