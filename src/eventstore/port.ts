@@ -100,7 +100,12 @@ export interface PreparedEvents {
 
 /** The `i`th of byte strings written one after another, each ending at its `ends` (PreparedEvents, KeyedPositions). */
 export function nthBytes(bytes: Uint8Array, ends: Uint32Array, i: number): Uint8Array {
-  return bytes.subarray(i === 0 ? 0 : ends[i - 1], ends[i]);
+  return bytes.subarray(nthStart(ends, i), ends[i]);
+}
+
+/** Where the `i`th of those byte strings starts. */
+export function nthStart(ends: Uint32Array, i: number): number {
+  return i === 0 ? 0 : ends[i - 1]!;
 }
 
 /** Keys already in a table's key bytes, one after another (each ending at its `ends`), with the position each names. */

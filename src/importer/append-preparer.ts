@@ -10,7 +10,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import { writeKey } from 'ordered-binary';
 import { inKeyOrder } from '../eventstore/key-order.js';
-import { type KeyedPositions, nthBytes } from '../eventstore/port.js';
+import { type KeyedPositions, nthStart } from '../eventstore/port.js';
 import { storedEventMost, writeStoredEvent } from '../eventstore/stored-event.js';
 import type { PreparedChunk, PreparerJob, PreparerMessage } from './prepared-appends.js';
 import { spooled } from './spool.js';
@@ -67,16 +67,15 @@ class Written {
     this.ends[this.count++] = at;
   }
 
-  /** The bytes at each of `order`'s indexes, one after another in that order, with the positions they name. */
+  /** The bytes at each of `order`'s indexes, one after another in that order, with the positions they name (copied: no view made a key). */
   gathered(order: readonly number[], positions: Float64Array): KeyedPositions {
-    const picked = order.map((i) => nthBytes(this.bytes, this.ends, i));
-    const keys = Buffer.allocUnsafeSlow(picked.reduce((size, bytes) => size + bytes.length, 0));
+    const { bytes, ends: written } = this;
+    let size = 0;
+    for (const i of order) size += written[i]! - nthStart(written, i);
+    const keys = Buffer.allocUnsafeSlow(size);
     const ends = new Uint32Array(order.length);
     let at = 0;
-    picked.forEach((bytes, j) => {
-      keys.set(bytes, at);
-      ends[j] = at += bytes.length;
-    });
+    order.forEach((i, j) => (ends[j] = at += bytes.copy(keys, at, nthStart(written, i), written[i])));
     return { keys, ends, positions };
   }
 

@@ -328,7 +328,9 @@ async function importChecked(
       if (store.openElsewhere?.() !== false) seenElsewhere = performance.now();
       return performance.now() - seenElsewhere >= ALONE_AFTER_MS;
     };
-    let size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
+    /** The chunk to append next when the last says nothing of it: a whole one alone, else one a server can wait for. */
+    const chunkNow = () => Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
+    let size = chunkNow();
     /**
      * The last event appended, while every append so far took the known revisions (then the log is what was read and
      * what was appended, and nothing else); undefined once one did not (no later one can: the import knows nothing more).
@@ -350,7 +352,7 @@ async function importChecked(
       const allAppended = (anchor: SummaryAnchor) => writeSummary(anchor, fresh);
       ({ appended, asOf, lastAppended } = await appendPrepared(store, { file, spool: spool.written!(), fresh, over, chunk: size, indexEvery, alone, onProgress, appendedMore, allAppended }));
       // (Stopped early, maybe because a server opened the log: the next chunk is one that server can wait for.)
-      size = Math.min(chunk, alone() ? ALONE_CHUNK : CHUNK);
+      size = chunkNow();
     }
     // (Those left, if any: a file spool is read from its start again to find them.)
     const items = (appended < fresh ? spool.items(appended) : [])[Symbol.iterator]();
