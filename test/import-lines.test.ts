@@ -520,14 +520,19 @@ t.test('a prepared import into a log that holds its streams already: their revis
   const logged = async (name: string, options: Parameters<typeof importFile>[2]) => {
     const store = EmbeddedEventStore.open(join(temp.dir, name));
     await importFile(store, demo);
+    let prepared = 0;
+    const appendPrepared = store.appendPrepared.bind(store);
+    store.appendPrepared = (events, over) => (prepared++, appendPrepared(events, over));
     const result = await importFile(store, more, options);
     const renamed = (await store.readStream(`category-${categories[0]!.category_id}`)).map((e) => [e.revision, e.type]);
     await store.close();
-    return { result, renamed };
+    return { result, renamed, prepared };
   };
   const plain = await logged('plain', {});
   const prepared = await logged('prepared', { ownsStore: true, chunk: 300, prepareFrom: 0, spool: fileSpool(temp.dir) });
-  t.same(prepared, plain, 'the same appended, and the streams go on');
+  t.equal(plain.prepared, 0, 'the plain import prepares nothing');
+  t.ok(prepared.prepared >= 4, `the other appends prepared chunks (${prepared.prepared})`);
+  t.same({ ...prepared, prepared: 0 }, plain, 'the same appended, and the streams go on');
   t.same(plain.renamed, [[0, 'CategoryCreated'], [1, 'CategoryUpdated'], [2, 'CategoryUpdated']]);
   t.same(logBytes(join(temp.dir, 'prepared')), logBytes(join(temp.dir, 'plain')), 'the same bytes in the log');
   t.same(indexBytes(join(temp.dir, 'prepared')), indexBytes(join(temp.dir, 'plain')), 'the same stream entries, none lagging');
