@@ -20,7 +20,7 @@ import { put } from '../projections/projection.js';
 import type { ShiftRecord } from '../projections/records.js';
 import { workInBackground } from '../src/readmodel/background.js';
 import { ReadModel } from '../src/readmodel/model.js';
-import { capacityFor, ColumnRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
+import { capacityFor, ColumnRanks, denseRanks, SortedIndex, ZONE_ALL, ZONE_NONE, ZONE_SOME } from '../src/readmodel/sorted-index.js';
 import { Table } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
 import { until } from './helpers.js';
@@ -239,6 +239,28 @@ t.test("rows' positions in an index: by binary search after a change until searc
   again.positionsOf([moved], 1, out);
   t.equal(out[0], again.size - 1, 'the row moved to the end, found by search');
   t.notOk(again.hasRanks);
+});
+
+t.test("a column's dense ranks over some of its rows: 0 for the smallest value, one more for each next distinct one (-0 as 0), as a brute-force sort gives them", async (t) => {
+  const value = fc.oneof(
+    fc.integer({ min: -5, max: 5 }),
+    fc.constantFrom(0, -0, Number.MIN_VALUE, -Number.MIN_VALUE, Number.MAX_VALUE, -Number.MAX_VALUE, 2 ** 32, 2 ** 32 + 1, -(2 ** 32)),
+    fc.double({ noNaN: true, noDefaultInfinity: true }),
+    // Times: values that share their high digits and differ in the low ones.
+    fc.integer({ min: 0, max: 5000 }).map((k) => 1.7e12 + k),
+  );
+  fc.assert(
+    fc.property(fc.array(fc.tuple(value, fc.boolean()), { maxLength: 300 }), (cells) => {
+      const column = Float64Array.from(cells, ([v]) => v);
+      const rows = Uint32Array.from(cells.flatMap(([, taken], row) => (taken ? [row] : [])));
+      const { rank, distinct } = denseRanks(column, rows, cells.length);
+      const sorted = [...new Set(Array.from(rows, (row) => column[row]! + 0))].sort((a, b) => a - b);
+      if (distinct !== sorted.length) return false;
+      for (const row of rows) if (rank[row] !== sorted.indexOf(column[row]! + 0)) return false;
+      return true;
+    }),
+    { numRuns: 300 },
+  );
 });
 
 t.test('a removed row that a search cannot find (its column changed under the index) is still dropped, by comparing every row', async (t) => {

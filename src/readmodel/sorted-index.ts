@@ -699,36 +699,81 @@ export function capacityFor(n: number): number {
   return Math.max(16, Math.ceil(n * 1.25));
 }
 
+/** A radix sort's digits: 11 bits, the last of each 32-bit word 10 (six passes over a 64-bit key). */
+const DIGIT_SHIFTS = [0, 11, 22] as const;
+const DIGIT_MASKS = [0x7ff, 0x7ff, 0x3ff] as const;
+const DIGIT_BUCKETS = 1 << 11;
+
 /**
- * The place of each of the first `distinct` values of `sorted` (distinct, ascending, no -0): a function from one of
- * them to its place, by a hash of its bits (open addressing, twice as many slots as values). With a binary search of
- * the sorted values instead, ranking 500,000 rows took 0.14 s against 0.08 s (a column of times, its sort included).
+ * Dense ranks of `column`'s values at `rows` (0 for the smallest, +1 for each next distinct one), by row number in an
+ * array of `rowCount`. The values' bits are made two words that compare as the numbers do (finite numbers, -0 taken
+ * as 0), sorted with their rows by a least-significant-digit radix sort (a digit all the values share is skipped),
+ * then ranked in one walk. Ranking 500,000 rows of distinct times took 107 ms with a sort of the values and a hash
+ * of their places, 55.9 ms with 20,000 distinct values and 31.6 ms with 14 (ColumnRanks before this).
  */
-function rankLookup(sorted: Float64Array, distinct: number): (value: number) => number {
-  let bits = 1;
-  while (1 << bits < 2 * distinct) bits++;
-  const shift = 32 - bits;
-  const mask = (1 << bits) - 1;
-  const words = new Uint32Array(sorted.buffer, sorted.byteOffset, 2 * distinct);
-  const slots = new Int32Array(1 << bits).fill(-1);
-  const slotOf = (lo: number, hi: number) => Math.imul(lo ^ Math.imul(hi, 0x9e3779b1), 0x85ebca6b) >>> shift;
-  for (let r = 0; r < distinct; r++) {
-    let slot = slotOf(words[2 * r]!, words[2 * r + 1]!);
-    while (slots[slot] !== -1) slot = (slot + 1) & mask;
-    slots[slot] = r;
+export function denseRanks(column: Float64Array, rows: Uint32Array, rowCount: number): { rank: Uint32Array; distinct: number } {
+  const n = rows.length;
+  let hi = new Uint32Array(n);
+  let lo = new Uint32Array(n);
+  let at = new Uint32Array(n);
+  const counts = new Int32Array(6 * DIGIT_BUCKETS);
+  const value = new Float64Array(1);
+  const words = new Uint32Array(value.buffer);
+  for (let i = 0; i < n; i++) {
+    const row = rows[i]!;
+    value[0] = column[row]! + 0;
+    let h = words[1]!;
+    let l = words[0]!;
+    // Negative numbers: every bit flipped (larger magnitudes first); others: the sign bit set (above every negative).
+    if (h >>> 31 === 1) {
+      h = ~h >>> 0;
+      l = ~l >>> 0;
+    } else h = (h | 0x80000000) >>> 0;
+    hi[i] = h;
+    lo[i] = l;
+    at[i] = row;
+    counts[l & 0x7ff]!++;
+    counts[DIGIT_BUCKETS + ((l >>> 11) & 0x7ff)]!++;
+    counts[2 * DIGIT_BUCKETS + (l >>> 22)]!++;
+    counts[3 * DIGIT_BUCKETS + (h & 0x7ff)]!++;
+    counts[4 * DIGIT_BUCKETS + ((h >>> 11) & 0x7ff)]!++;
+    counts[5 * DIGIT_BUCKETS + (h >>> 22)]!++;
   }
-  const scratch = new Float64Array(1);
-  const scratchWords = new Uint32Array(scratch.buffer);
-  return (value) => {
-    scratch[0] = value;
-    const lo = scratchWords[0]!;
-    const hi = scratchWords[1]!;
-    for (let slot = slotOf(lo, hi); ; slot = (slot + 1) & mask) {
-      const r = slots[slot]!;
-      if (r < 0) throw new RangeError(`${value} is not among the values ranked`);
-      if (words[2 * r] === lo && words[2 * r + 1] === hi) return r;
+  let hiTo = new Uint32Array(n);
+  let loTo = new Uint32Array(n);
+  let atTo = new Uint32Array(n);
+  const next = new Int32Array(DIGIT_BUCKETS);
+  for (let pass = 0; pass < 6; pass++) {
+    const base = pass * DIGIT_BUCKETS;
+    let shared = false;
+    let sum = 0;
+    for (let b = 0; b < DIGIT_BUCKETS; b++) {
+      const count = counts[base + b]!;
+      if (count === n) shared = true;
+      next[b] = sum;
+      sum += count;
     }
-  };
+    if (shared) continue;
+    const keys = pass < 3 ? lo : hi;
+    const shift = DIGIT_SHIFTS[pass % 3]!;
+    const mask = DIGIT_MASKS[pass % 3]!;
+    for (let i = 0; i < n; i++) {
+      const to = next[(keys[i]! >>> shift) & mask]!++;
+      hiTo[to] = hi[i]!;
+      loTo[to] = lo[i]!;
+      atTo[to] = at[i]!;
+    }
+    [hi, hiTo] = [hiTo, hi];
+    [lo, loTo] = [loTo, lo];
+    [at, atTo] = [atTo, at];
+  }
+  const rank = uint32s(rowCount);
+  let distinct = 0;
+  for (let i = 0; i < n; i++) {
+    if (i > 0 && (hi[i] !== hi[i - 1] || lo[i] !== lo[i - 1])) distinct++;
+    rank[at[i]!] = distinct;
+  }
+  return { rank, distinct: n === 0 ? 0 : distinct + 1 };
 }
 
 /**
@@ -750,19 +795,9 @@ export class ColumnRanks {
   of(name: string): { rank: Uint32Array; distinct: number } {
     const cached = this.cache.get(name);
     if (cached) return cached;
-    const column = this.source.column(name);
-    const rows = this.rows;
-    // (Plain memory: sorted, which is about a tenth slower on shared memory, and let go of at once. `+ 0`: -0 is 0.)
-    const values = new Float64Array(rows.length);
-    for (let i = 0; i < rows.length; i++) values[i] = column[rows[i]!]! + 0;
-    values.sort();
-    let distinct = 0;
-    for (let i = 0; i < values.length; i++) if (i === 0 || values[i] !== values[distinct - 1]) values[distinct++] = values[i]!;
-    const rank = uint32s(this.rowCount);
-    const rankOf = rankLookup(values, distinct);
-    for (let i = 0; i < rows.length; i++) rank[rows[i]!] = rankOf(column[rows[i]!]! + 0);
-    const ranks = { rank, distinct };
+    const ranks = denseRanks(this.source.column(name), this.rows, this.rowCount);
     this.cache.set(name, ranks);
     return ranks;
   }
+
 }
