@@ -14,6 +14,7 @@ import type { Records } from '../projections/records.js';
 import { ReadModel } from '../src/readmodel/model.js';
 import { MICROS_PER_MINUTE, microsOf, minutesOf, pack, PACKED, unpack } from '../src/readmodel/packed-times.js';
 import { ReadModelStore } from '../src/readmodel/persistence.js';
+import { encodeChunksInPieces, NESTED_CHUNK_SIZE } from '../src/readmodel/snapshot-codec.js';
 import { tableDefs } from '../src/resources/index.js';
 import { isSmi, tempDir } from './helpers.js';
 
@@ -107,6 +108,32 @@ t.test('a packed record unpacks to the record, value for value and in field orde
   t.equal(minutesOf(-1), -1, 'a microsecond before the epoch: in the minute before it');
   t.equal(microsOf(-1), MICROS_PER_MINUTE - 1);
   t.equal(minutesOf(Number.MAX_SAFE_INTEGER)! * MICROS_PER_MINUTE + (microsOf(Number.MAX_SAFE_INTEGER) as number), Number.MAX_SAFE_INTEGER);
+});
+
+t.test("a snapshot's chunks of records as the model stores them are those of the records as made, byte for byte, their boundaries included", async (t) => {
+  const kinds = [
+    ['shift', shift],
+    ['reservation', reservation],
+    ['site', site],
+  ] as const;
+  const chunksOf = (records: object[], kind?: 'shift' | 'reservation' | 'site') =>
+    [...encodeChunksInPieces(records, undefined, undefined, kind)].filter((chunk) => chunk !== undefined);
+  let chunks = 0;
+  for (const [kind, records] of kinds) {
+    fc.assert(
+      fc.property(fc.array(records, { minLength: 1, maxLength: 20 }), fc.boolean(), (sample, long) => {
+        // Long runs: past NESTED_CHUNK_SIZE, where a time that is not a safe integer must not end a chunk early.
+        const made = long ? Array.from({ length: NESTED_CHUNK_SIZE + 100 }, (_, i) => sample[i % sample.length]!) : sample;
+        const stored = made.map((record) => pack(kind, record as never) as object);
+        const expected = chunksOf(made);
+        const actual = chunksOf(stored, kind);
+        chunks += actual.length;
+        return actual.length === expected.length && actual.every((chunk, i) => chunk.records === expected[i]!.records && chunk.buffer.equals(expected[i]!.buffer));
+      }),
+      { numRuns: 60 },
+    );
+  }
+  t.ok(chunks > 200, `${chunks} chunks compared`);
 });
 
 t.test('the model hands out records as made, from its projections and from a snapshot it wrote, whatever the columns hold', async (t) => {

@@ -541,9 +541,9 @@ export class ReadModel implements JsonView {
     return false;
   }
 
-  /** Every record, by kind (a snapshot of the model), as made, in the order a snapshot stores them. */
-  *byKind(): Iterable<[Kind, Iterable<AnyRecord>]> {
-    for (const kind of kinds) yield [kind, unpacked(kind, this.storedInSnapshotOrder(kind))];
+  /** Every record, by kind (a snapshot of the model), as stored (see SnapshotRecords), in the order a snapshot stores them. */
+  *byKind(): Iterable<[Kind, Iterable<AnyStored>]> {
+    for (const kind of kinds) yield [kind, this.storedInSnapshotOrder(kind)];
   }
 
   /**

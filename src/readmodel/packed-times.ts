@@ -18,7 +18,7 @@
 import type { Kind, Records } from '../../projections/records.js';
 
 /** A kind's fields, in the order its projections make them; the times among them are packed. */
-interface Layout<K extends Kind> {
+export interface Layout<K extends Kind> {
   readonly fields: readonly (keyof Records[K] & string)[];
   readonly times: readonly (keyof Records[K] & string)[];
 }
@@ -134,6 +134,10 @@ export function unpack<K extends Kind>(kind: K, record: Stored<Records[K]>): Rec
 export function unpackerOf<K extends Kind>(kind: K): ((record: Stored<Records[K]>) => Records[K]) | undefined {
   return packings[kind]?.unpack as ((record: Stored<Records[K]>) => Records[K]) | undefined;
 }
+
+/** The keys of a stored record of a layout, in order: each time's two fields in its place. */
+export const storedKeysOf = (layout: Layout<Kind>): readonly string[] =>
+  layout.fields.flatMap((field) => ((layout.times as readonly string[]).includes(field) ? [`${field}$min`, `${field}$us`] : [field]));
 
 /** A kind's layout, if its times are packed. */
 export const layoutOf = (kind: Kind): Layout<Kind> | undefined => (PACKED as { readonly [K in Kind]?: Layout<Kind> })[kind];

@@ -30,11 +30,18 @@ import { type Position, startOfLog } from '../eventstore/port.js';
 import type { FeedEntry, FeedPosition, FeedStore } from './change-feed.js';
 import { decodeFeedBlock, feedBlock, feedBlocks, feedEnd, feedKey, feedStart } from './feed-codec.js';
 import type { Persisted, SavedTableOf, SnapshotChunk, TableToSaveOf } from './model.js';
+import type { Stored } from './packed-times.js';
 import { decodeStoredChunk, decodeTable, encodeChunksInPieces, encodeTableInPieces, PartsMemory, Room } from './snapshot-codec.js';
 import { unshared } from '../big-arrays.js';
 
 /** The journal's key for msgpackr's shared record structures (an entry of its own in the journal's database). */
 const SHARED_STRUCTURES = Symbol.for('structures');
+
+/**
+ * Every record of a model, by kind: as their projections made them, or as the model stores them (ReadModel.byKind;
+ * a snapshot holds them as made either way).
+ */
+export type SnapshotRecords = Iterable<[Kind, Iterable<AnyRecord | Stored<AnyRecord>>]>;
 
 /** See `ReadModelStore.snapshotWriter`. */
 export interface SnapshotWriter {
@@ -69,7 +76,7 @@ export interface EncodedSnapshot {
  * PartsMemory); else each table into memory of its own (which can be
  * transferred to another thread).
  */
-export function encodeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<TableToSaveOf | undefined>, reuseMemory = false): EncodedSnapshot {
+export function encodeSnapshot(records: SnapshotRecords, tables: Iterable<TableToSaveOf | undefined>, reuseMemory = false): EncodedSnapshot {
   // The memory every table's arrays, then every chunk's columns, are made in, in turn.
   const room = new Room();
   const memory = reuseMemory ? new PartsMemory() : undefined;
@@ -83,9 +90,9 @@ function* encodeTables(tables: Iterable<TableToSaveOf | undefined>, room: Room, 
   }
 }
 
-function* encodeRecords(records: Iterable<[Kind, Iterable<AnyRecord>]>, room: Room, memory: PartsMemory | undefined): Iterable<{ kind: Kind; buffer: Buffer; records: number } | undefined> {
+function* encodeRecords(records: SnapshotRecords, room: Room, memory: PartsMemory | undefined): Iterable<{ kind: Kind; buffer: Buffer; records: number } | undefined> {
   for (const [kind, list] of records) {
-    for (const chunk of encodeChunksInPieces(list, room, memory)) yield chunk && { kind, buffer: chunk.buffer, records: chunk.records };
+    for (const chunk of encodeChunksInPieces(list, room, memory, kind)) yield chunk && { kind, buffer: chunk.buffer, records: chunk.records };
   }
 }
 
@@ -391,7 +398,7 @@ export class ReadModelStore implements FeedStore {
    * record of the model, by kind) and tables, at this checkpoint (see
    * replaceSnapshot): for a model that nothing else writes to meanwhile.
    */
-  writeSnapshot(records: Iterable<[Kind, Iterable<AnyRecord>]>, tables: Iterable<TableToSaveOf | undefined>, checkpoint: Position): Promise<void> {
+  writeSnapshot(records: SnapshotRecords, tables: Iterable<TableToSaveOf | undefined>, checkpoint: Position): Promise<void> {
     return this.replaceSnapshot(encodeSnapshot(records, tables, true), checkpoint);
   }
 

@@ -22,7 +22,7 @@
  */
 import { Packr } from 'msgpackr';
 import type { Kind, Records } from '../../projections/records.js';
-import { layoutOf, microsOf, minutesOf, packedFieldsCode, type Stored } from './packed-times.js';
+import { type Layout, layoutOf, microsOf, minutesOf, packedFieldsCode, type Stored, storedKeysOf, timeOf } from './packed-times.js';
 import { runThrough } from './pieces.js';
 import { type SavedTable, savedTableToSave, type TableToSave } from './table.js';
 
@@ -58,14 +58,14 @@ function hasKeys(record: object, keys: readonly string[]): boolean {
   return i === keys.length;
 }
 
-/** Whether one of the record's values is an object or an array. */
-function holdsObjects(record: object): boolean {
-  for (const key in record) {
-    const value = (record as Record<string, unknown>)[key];
-    if (value !== null && typeof value === 'object') return true;
-  }
+/** Whether one of the record's values (of those under `keys`, when given) is an object or an array. */
+function holdsObjects(record: object, keys?: readonly string[]): boolean {
+  if (keys) return keys.some((key) => isObject((record as Record<string, unknown>)[key]));
+  for (const key in record) if (isObject((record as Record<string, unknown>)[key])) return true;
   return false;
 }
+
+const isObject = (value: unknown): boolean => value !== null && typeof value === 'object';
 
 /** The records in chunks, in their order: each chunk one buffer, and how many records it holds. */
 export function* encodeChunks(records: Iterable<object>): Iterable<{ buffer: Buffer; records: number }> {
@@ -78,32 +78,54 @@ export function* encodeChunks(records: Iterable<object>): Iterable<{ buffer: Buf
  * submissions) on a slow day, each a stall of a server's requests while it folded its journal. Packed into `memory`
  * when given (see PartsMemory), else into msgpackr's own buffers; the columns are made in `room` (a chunk's at a
  * time: they are garbage once it is packed).
+ *
+ * Records of a kind whose times the model packs (`kind`) may come as the model stores them: they are written as
+ * their projections made them (the same chunk), each time read from its two fields, with no record made for it
+ * (a rebuild's worker made 1.3M of them to write its snapshot, 0.2 s and their garbage).
  */
-export function* encodeChunksInPieces(records: Iterable<object>, room: Room = new Room(), memory?: PartsMemory): Iterable<{ buffer: Buffer; records: number } | undefined> {
+export function* encodeChunksInPieces(
+  records: Iterable<object>,
+  room: Room = new Room(),
+  memory?: PartsMemory,
+  kind?: Kind,
+): Iterable<{ buffer: Buffer; records: number } | undefined> {
+  const layout = kind === undefined ? undefined : layoutOf(kind);
+  const storedKeys = layout && storedKeysOf(layout);
+  // (A stored record's time fields are not its time: one that is not a safe integer is kept in an array.)
+  const untimed = layout && layout.fields.filter((field) => !(layout.times as readonly string[]).includes(field));
   let batch: object[] = [];
+  /** The batch's records' own keys, and whether they are those of a stored record of the kind's layout. */
   let keys: readonly string[] = [];
+  let stored = false;
   /** Whether a record of the batch holds an object or an array. */
   let nested = false;
+  const encode = () => encodeChunk(stored ? layout!.fields : keys, batch, room, memory, stored ? layout : undefined);
   for (const record of records) {
     const same = hasKeys(record, keys);
     if (batch.length > 0 && (!same || batch.length >= (nested ? NESTED_CHUNK_SIZE : CHUNK_SIZE))) {
-      yield { buffer: yield* encodeChunk(keys, batch, room, memory), records: batch.length };
+      yield { buffer: yield* encode(), records: batch.length };
       batch = [];
       nested = false;
     }
-    if (!same) keys = Object.keys(record);
+    if (!same) {
+      keys = Object.keys(record);
+      stored = storedKeys !== undefined && sameKeys(keys, storedKeys);
+    }
     batch.push(record);
-    nested ||= holdsObjects(record);
+    nested ||= holdsObjects(record, stored ? untimed : undefined);
   }
-  if (batch.length > 0) yield { buffer: yield* encodeChunk(keys, batch, room, memory), records: batch.length };
+  if (batch.length > 0) yield { buffer: yield* encode(), records: batch.length };
 }
 
 /** Records split into columns in one piece of encodeChunk, at most. */
 const SPLIT_A_PIECE = 2048;
 
-/** A chunk's buffer, made a piece at a time: the records split into columns, each column encoded, then packed. */
-function* encodeChunk(keys: readonly string[], records: readonly object[], room: Room, memory: PartsMemory | undefined): Generator<undefined, Buffer> {
-  const split = splitterFor(keys);
+/**
+ * A chunk's buffer, made a piece at a time: the records split into columns, each column encoded, then packed. The
+ * records are stored ones of `layout` when it is given (`keys` its fields).
+ */
+function* encodeChunk(keys: readonly string[], records: readonly object[], room: Room, memory: PartsMemory | undefined, layout?: Layout<Kind>): Generator<undefined, Buffer> {
+  const split = splitterFor(keys, layout);
   const values = keys.map(() => new Array<unknown>(records.length));
   for (let from = 0; from < records.length; from += SPLIT_A_PIECE) {
     split(records, from, Math.min(records.length, from + SPLIT_A_PIECE), values);
@@ -170,20 +192,23 @@ const splitters = new Map<string, Splitter>();
 /**
  * A function that reads records of these fields into one array per field,
  * generated once per field list (each field read by name, not by a key
- * computed at run time). Field names enter the code only as JSON string
- * literals.
+ * computed at run time); for records stored in `layout` (`keys` its fields),
+ * each of its times from the two fields it is stored in. Field names enter
+ * the code only as JSON string literals.
  */
-function splitterFor(keys: readonly string[]): Splitter {
-  const signature = keys.join('\u0000');
+function splitterFor(keys: readonly string[], layout?: Layout<Kind>): Splitter {
+  const times = new Set<string>(layout?.times);
+  const signature = `${layout ? 'stored\u0001' : ''}${keys.join('\u0000')}`;
   let splitter = splitters.get(signature);
   if (splitter) return splitter;
-  const names = keys.map((key) => JSON.stringify(key));
-  const body = `${names.map((_, c) => `const c${c} = columns[${c}];`).join('\n')}
+  const name = (key: string) => JSON.stringify(key);
+  const read = (key: string) => (times.has(key) ? `timeOf(r[${name(`${key}$min`)}], r[${name(`${key}$us`)}])` : `r[${name(key)}]`);
+  const body = `${keys.map((_, c) => `const c${c} = columns[${c}];`).join('\n')}
 for (let i = from; i < to; i++) {
   const r = records[i];
-  ${names.map((name, c) => `c${c}[i] = r[${name}];`).join('\n  ')}
+  ${keys.map((key, c) => `c${c}[i] = ${read(key)};`).join('\n  ')}
 }`;
-  splitter = new Function('records', 'from', 'to', 'columns', body) as Splitter;
+  splitter = (new Function('timeOf', `return (records, from, to, columns) => {\n${body}\n};`) as (t: typeof timeOf) => Splitter)(timeOf);
   splitters.set(signature, splitter);
   return splitter;
 }
