@@ -121,7 +121,7 @@ t.test("a snapshot's chunks of records as the model stores them are those of the
   let chunks = 0;
   for (const [kind, records] of kinds) {
     fc.assert(
-      fc.property(fc.array(records, { minLength: 1, maxLength: 20 }), fc.boolean(), (sample, long) => {
+      fc.property(fc.array(records as fc.Arbitrary<object>, { minLength: 1, maxLength: 20 }), fc.boolean(), (sample, long) => {
         // Long runs: past NESTED_CHUNK_SIZE, where a time that is not a safe integer must not end a chunk early.
         const made = long ? Array.from({ length: NESTED_CHUNK_SIZE + 100 }, (_, i) => sample[i % sample.length]!) : sample;
         const stored = made.map((record) => pack(kind, record as never) as object);

@@ -65,7 +65,7 @@ class InstitutionView implements ReadView {
  * one ('' for one that does not, as a foreign writer of the log could
  * append: it then sees no records, on one thread or several alike).
  */
-export function institutionOfEvent(event: RecordedEvent): string {
+export function institutionOfEvent(event: Pick<RecordedEvent, 'data'>): string {
   const id = (event.data as Partial<EventData> | null)?.institution_id;
   return typeof id === 'string' ? id : '';
 }
@@ -74,7 +74,7 @@ export function institutionOfEvent(event: RecordedEvent): string {
  * Whether a fold of some institutions (`FoldOptions.takes`) must still see this event of another: an issued key,
  * which the key ledger judges across institutions (see `refusal`).
  */
-export function judgedAcrossInstitutions(event: RecordedEvent): boolean {
+export function judgedAcrossInstitutions(event: Pick<RecordedEvent, 'type'>): boolean {
   return event.type === 'ApiKeyIssued';
 }
 
@@ -86,7 +86,19 @@ export interface Folded {
 }
 
 /** Told of each event the fold refuses, and why. */
-export type OnRefused = (event: RecordedEvent, problem: string) => void;
+export type OnRefused<E extends FoldedEvent = RecordedEvent> = (event: E, problem: string) => void;
+
+/** What a fold reads of an event: its id, stream and revision are the log's, not the read model's. */
+export type FoldedEvent = Pick<RecordedEvent, 'type' | 'position' | 'data' | 'invalid'>;
+
+/**
+ * The part of an event a fold reads, as an object of its own: what a rebuild sends its workers (a structured clone
+ * of 200,000 events of a 1.77M-event log: 74.5 MB, serialized in 168-184 ms and read back in 329-369 ms, against
+ * 95.2 MB, 215-255 ms and 450-527 ms whole).
+ */
+export function foldedPart(event: RecordedEvent): FoldedEvent {
+  return event.invalid === undefined ? { type: event.type, position: event.position, data: event.data } : { type: event.type, position: event.position, data: event.data, invalid: event.invalid };
+}
 
 export interface FoldOptions {
   /** Where to note the records changed (by kind and id: the last change of each). */
@@ -97,7 +109,7 @@ export interface FoldOptions {
   feed?: (entry: FeedEntry) => void;
 }
 
-export class EventFolder {
+export class EventFolder<E extends FoldedEvent = RecordedEvent> {
   private readonly handlers: Map<string, AnyHandler[]>;
   private readonly view: InstitutionView;
   /** Every key issued by the events folded so far (made from the model's keys when first needed: after a load). */
@@ -106,7 +118,7 @@ export class EventFolder {
   constructor(
     private readonly model: ReadModel,
     projections: readonly Projection[] = allProjections,
-    private readonly onRefused?: OnRefused,
+    private readonly onRefused?: OnRefused<E>,
   ) {
     this.handlers = handlersByType(projections);
     this.view = new InstitutionView(model);
@@ -117,7 +129,7 @@ export class EventFolder {
    * skipped), see FoldOptions. Undefined if the batch does not move past
    * `after`.
    */
-  fold(events: readonly RecordedEvent[], after: Position, { changed, takes, feed }: FoldOptions = {}): Folded | undefined {
+  fold(events: readonly E[], after: Position, { changed, takes, feed }: FoldOptions = {}): Folded | undefined {
     if (events.length === 0) return undefined;
     let applied = 0;
     for (const event of events) {
@@ -159,7 +171,7 @@ export class EventFolder {
    * recorded as issued when they do not). An institution's registration is
    * only judged where the institution is folded (its record is there).
    */
-  private refusal(event: RecordedEvent): string | undefined {
+  private refusal(event: E): string | undefined {
     if (!isCatalogEvent(event)) return undefined;
     if (judgedAcrossInstitutions(event)) {
       const refusal = this.ledger().issue(event.data as EventOf<'ApiKeyIssued'>['data']);

@@ -18,7 +18,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { comparePositions, type EventStore, type Position, type RecordedEvent, startOfLog } from '../eventstore/port.js';
-import { institutionOfEvent, judgedAcrossInstitutions } from './folder.js';
+import { type FoldedEvent, foldedPart, institutionOfEvent, judgedAcrossInstitutions } from './folder.js';
 import { assignInstitutions, workerOf } from './partition.js';
 import type { ReadModelStore } from './persistence.js';
 import {
@@ -116,7 +116,7 @@ function runWorker(task: ReplayTask, feed: FeedWriter, write: (piece: ReplayPiec
 }
 
 /** Send a worker its next events, once it is less than AHEAD batches behind (or fails). */
-async function sendTo(running: Running, events: readonly RecordedEvent[]): Promise<void> {
+async function sendTo(running: Running, events: readonly FoldedEvent[]): Promise<void> {
   while (running.ahead >= AHEAD) {
     await Promise.race([new Promise<void>((resolve) => (running.onFolded = resolve)), running.result]);
   }
@@ -183,10 +183,11 @@ async function readOut(
   let read = 0;
   let released = 0;
   for await (const events of eventsUpTo(store, startOfLog, head)) {
-    const batches = Array.from({ length: workers }, () => [] as RecordedEvent[]);
+    // (Each event as the part of it a fold reads: see foldedPart.)
+    const batches = Array.from({ length: workers }, () => [] as FoldedEvent[]);
     for (const event of events) {
-      if (judgedAcrossInstitutions(event)) for (const batch of batches) batch.push(event);
-      else batches[workerOf(institutionOfEvent(event), assignment, workers)]!.push(event);
+      if (judgedAcrossInstitutions(event)) for (const batch of batches) batch.push(foldedPart(event));
+      else batches[workerOf(institutionOfEvent(event), assignment, workers)]!.push(foldedPart(event));
     }
     for (const [index, batch] of batches.entries()) if (batch.length > 0) await sendTo(running[index]!, batch);
     position = events[events.length - 1]!.position;

@@ -1,7 +1,8 @@
 /** What `vm-api rebuild` and its replay workers send each other (structured clones: positions stay bigints). */
 import type { Kind } from '../../projections/records.js';
-import type { Position, RecordedEvent } from '../eventstore/port.js';
+import type { Position } from '../eventstore/port.js';
 import type { FeedEntry } from './change-feed.js';
+import type { FoldedEvent } from './folder.js';
 
 export interface ReplayTask {
   /** Institution → worker, as `assignInstitutions` made it. */
@@ -16,7 +17,7 @@ export interface ReplayTask {
  * every institution's issued keys (a key's uniqueness is judged across institutions, see EventFolder).
  */
 export interface ReplayEvents {
-  readonly events: readonly RecordedEvent[];
+  readonly events: readonly FoldedEvent[];
 }
 
 /** Sent by the parent once the log is read: the position the replay reached (every worker's, whatever it was sent). */

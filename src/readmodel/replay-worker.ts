@@ -10,9 +10,9 @@ import { on } from 'node:events';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { parentPort, workerData } from 'node:worker_threads';
-import { type RecordedEvent, startOfLog } from '../eventstore/port.js';
+import { startOfLog } from '../eventstore/port.js';
 import { tableDefs } from '../resources/index.js';
-import { EventFolder } from './folder.js';
+import { EventFolder, type FoldedEvent } from './folder.js';
 import { ReadModel } from './model.js';
 import { ownedBy } from './partition.js';
 import { encodeSnapshot } from './persistence.js';
@@ -34,7 +34,7 @@ const task = workerData as ReplayTask;
 const messages = on(parentPort!, 'message') as AsyncIterableIterator<[ReplayEvents | ReplayEnd]>;
 let end: ReplayEnd | undefined;
 /** The batches the parent sends until the end, each said folded once the replay asks for the next. */
-async function* sent(): AsyncGenerator<readonly RecordedEvent[]> {
+async function* sent(): AsyncGenerator<readonly FoldedEvent[]> {
   for (;;) {
     const { value, done } = await messages.next();
     if (done) throw new Error('the replay ended before its last events');
@@ -54,7 +54,7 @@ const model = new ReadModel(tableDefs);
 const takes = ownedBy(task.index, new Map(task.assignment), task.workers);
 // The change feed's entries of this worker's institutions, in batches (this thread's parent writes them as they come).
 const feed = new FeedWriter(async (entries) => parentPort!.postMessage({ feed: entries } satisfies ReplayFeed));
-const { applied } = await replay(sent(), model, new EventFolder(model), startOfLog, { takes, feed: feed.add, recordsOnly: true });
+const { applied } = await replay(sent(), model, new EventFolder<FoldedEvent>(model), startOfLog, { takes, feed: feed.add, recordsOnly: true });
 await feed.done();
 // The snapshot a piece at a time, each encoded once the last is written: never all of it beside the model.
 const send = async (piece: ReplayPiece) => {

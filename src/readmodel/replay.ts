@@ -5,7 +5,7 @@
  * caller persists the result.
  */
 import { comparePositions, type EventStore, type Position, type RecordedEvent } from '../eventstore/port.js';
-import type { EventFolder, FoldOptions } from './folder.js';
+import type { EventFolder, FoldedEvent, FoldOptions } from './folder.js';
 import type { ReadModel } from './model.js';
 
 /**
@@ -46,10 +46,10 @@ export interface ReplayOptions extends Pick<FoldOptions, 'takes' | 'feed'> {
 }
 
 /** Fold these batches of events (those after `from`), then build the tables (unless `recordsOnly`). */
-export async function replay(
-  batches: AsyncIterable<readonly RecordedEvent[]>,
+export async function replay<E extends FoldedEvent>(
+  batches: AsyncIterable<readonly E[]>,
   model: ReadModel,
-  folder: EventFolder,
+  folder: EventFolder<E>,
   from: Position,
   { recordsOnly = false, ...options }: ReplayOptions = {},
 ): Promise<Replayed> {
