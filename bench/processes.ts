@@ -12,6 +12,9 @@ import { join } from 'node:path';
 const here = new URL('.', import.meta.url).pathname;
 export const CLI = join(here, '..', 'src', 'cli', 'main.js');
 
+/** The node flags the `vm-api` bin runs with (its first line, `#!/usr/bin/env -S node <flags>`): the benchmark runs it as installed. */
+export const BIN_NODE_FLAGS: readonly string[] = /^#!\/usr\/bin\/env -S node(.*)$/m.exec(readFileSync(CLI, 'utf8').split('\n', 1)[0]!)?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
+
 /** The memory fields of /proc/<pid>/status (kB there) in bytes; undefined once the process is gone. */
 function procStatusFields(pid: number): Record<string, number> | undefined {
   let text: string;
@@ -74,7 +77,7 @@ export function vmApi(
 ): Command {
   const started = performance.now();
   const out = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'w');
-  const child = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', out, 'pipe'] });
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, ...(options.nodeArgs ?? []), CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', out, 'pipe'] });
   if (typeof out === 'number') closeSync(out);
   child.stdout?.on('data', (chunk: Buffer) => options.onStdout?.(chunk.toString()));
   let partial = '';

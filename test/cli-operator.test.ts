@@ -47,6 +47,19 @@ t.test('help and version', async (t) => {
   t.equal(unknown.code, 2, 'an unknown command is a usage error');
 });
 
+t.test("the bin runs node as its first line says, with one thread of V8's concurrent marking (node's command line is the only place for it); npm start runs the server so too", async (t) => {
+  const shebang = readFileSync(CLI, 'utf8').split('\n', 1)[0]!;
+  const [, interpreter, line] = /^#!(\S+) (.*)$/.exec(shebang) ?? [];
+  t.equal(interpreter, '/usr/bin/env');
+  t.match(line, /^-S node (.* )?--concurrent-marking-max-worker-num=1( |$)/);
+  // As the kernel runs a script: its interpreter, the rest of the line as one argument, the script, its arguments.
+  const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+  const ran = await run(interpreter!, [line!, CLI, '--version'], { timeout: 20_000 });
+  t.equal(ran.stdout, `${version}\n`, 'node takes the flags: the command runs');
+  const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
+  t.ok(start.includes(`node ${line!.slice('-S node '.length)} dist/src/cli/main.js serve`), `npm start: ${start}`);
+});
+
 t.test('one line and exit 1 for each mistake, nothing made on disk', async (t) => {
   const tmp = tempDir();
   t.teardown(tmp.remove);
