@@ -73,17 +73,19 @@ const site = fc.record({
   updated_at: time,
 }, { noNullPrototype: true }) satisfies fc.Arbitrary<Records['site']>;
 
+/** The kinds whose times are packed, each with its records. */
+const packedKinds = [
+  ['shift', shift],
+  ['reservation', reservation],
+  ['site', site],
+] as const;
+
 /** The same values (-0 and NaN included) under the same keys in the same order. */
 const same = (a: object, b: object) => Object.keys(a).join() === Object.keys(b).join() && isDeepStrictEqual(a, b);
 
 t.test('a packed record unpacks to the record, value for value and in field order; safe integers are held as small integers', async (t) => {
-  const kinds = [
-    ['shift', shift],
-    ['reservation', reservation],
-    ['site', site],
-  ] as const;
   let packedTimes = 0;
-  for (const [kind, records] of kinds) {
+  for (const [kind, records] of packedKinds) {
     fc.assert(
       fc.property(records, (record) => {
         const stored = pack(kind, record as never) as Record<string, unknown>;
@@ -111,15 +113,10 @@ t.test('a packed record unpacks to the record, value for value and in field orde
 });
 
 t.test("a snapshot's chunks of records as the model stores them are those of the records as made, byte for byte, their boundaries included", async (t) => {
-  const kinds = [
-    ['shift', shift],
-    ['reservation', reservation],
-    ['site', site],
-  ] as const;
   const chunksOf = (records: object[], kind?: 'shift' | 'reservation' | 'site') =>
     [...encodeChunksInPieces(records, undefined, undefined, kind)].filter((chunk) => chunk !== undefined);
   let chunks = 0;
-  for (const [kind, records] of kinds) {
+  for (const [kind, records] of packedKinds) {
     fc.assert(
       fc.property(fc.array(records as fc.Arbitrary<object>, { minLength: 1, maxLength: 20 }), fc.boolean(), (sample, long) => {
         // Long runs: past NESTED_CHUNK_SIZE, where a time that is not a safe integer must not end a chunk early.
