@@ -53,10 +53,10 @@ t.test("the bin runs node as its first line says, with one thread of V8's concur
   t.equal(interpreter, '/usr/bin/env');
   t.match(line, /^-S node (.* )?--concurrent-marking-max-worker-num=1( |$)/);
   // As the kernel runs a script: its interpreter, the rest of the line as one argument, the script, its arguments.
-  const version = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).version as string;
+  const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { version: string; scripts: { start: string } };
   const ran = await run(interpreter!, [line!, CLI, '--version'], { timeout: 20_000 });
-  t.equal(ran.stdout, `${version}\n`, 'node takes the flags: the command runs');
-  const start = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts.start as string;
+  t.equal(ran.stdout, `${pkg.version}\n`, 'node takes the flags: the command runs');
+  const start = pkg.scripts.start;
   t.ok(start.includes(`node ${line!.slice('-S node '.length)} dist/src/cli/main.js serve`), `npm start: ${start}`);
 });
 

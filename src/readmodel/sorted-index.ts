@@ -799,5 +799,4 @@ export class ColumnRanks {
     this.cache.set(name, ranks);
     return ranks;
   }
-
 }
