@@ -144,10 +144,10 @@ interface Server {
   ready: Ready;
   stop(): Promise<void>;
 }
-/** The server in its own process over `from`, as `vm-api serve` runs it. */
+/** The server in its own process over `from`, as `vm-api serve` runs it (with the bin's node flags). */
 async function startServer(from: string, profileDir?: string, args: string[] = []): Promise<Server> {
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
-  const child = spawn(process.execPath, ['--expose-gc', '--max-old-space-size=4096', ...profiling, join(here, 'server.js'), from, ...args], {
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, '--expose-gc', '--max-old-space-size=4096', ...profiling, join(here, 'server.js'), from, ...args], {
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   servers.push(child);
