@@ -13,7 +13,11 @@ const here = new URL('.', import.meta.url).pathname;
 export const CLI = join(here, '..', 'src', 'cli', 'main.js');
 
 /** The node flags the `vm-api` bin runs with (its first line, `#!/usr/bin/env -S node <flags>`): the benchmark runs it as installed. */
-export const BIN_NODE_FLAGS: readonly string[] = /^#!\/usr\/bin\/env -S node(.*)$/m.exec(readFileSync(CLI, 'utf8').split('\n', 1)[0]!)?.[1]!.trim().split(/\s+/).filter(Boolean) ?? [];
+export const BIN_NODE_FLAGS: readonly string[] = (() => {
+  const firstLine = readFileSync(CLI, 'utf8').split('\n', 1)[0]!;
+  const flags = /^#!\/usr\/bin\/env -S node (.*)$/.exec(firstLine)?.[1] ?? '';
+  return flags.split(/\s+/).filter(Boolean);
+})();
 
 /** The memory fields of /proc/<pid>/status (kB there) in bytes; undefined once the process is gone. */
 function procStatusFields(pid: number): Record<string, number> | undefined {

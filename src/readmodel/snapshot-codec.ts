@@ -60,8 +60,12 @@ function hasKeys(record: object, keys: readonly string[]): boolean {
 
 /** Whether one of the record's values (of those under `keys`, when given) is an object or an array. */
 function holdsObjects(record: object, keys?: readonly string[]): boolean {
-  if (keys) return keys.some((key) => isObject((record as Record<string, unknown>)[key]));
-  for (const key in record) if (isObject((record as Record<string, unknown>)[key])) return true;
+  const values = record as Record<string, unknown>;
+  if (keys) {
+    for (const key of keys) if (isObject(values[key])) return true;
+  } else {
+    for (const key in values) if (isObject(values[key])) return true;
+  }
   return false;
 }
 
@@ -82,7 +86,7 @@ export function* encodeChunks(records: Iterable<object>): Iterable<{ buffer: Buf
  * Records of a kind whose times the model packs (`kind`) may come as the model stores them: they are written as
  * their projections made them (the same chunk), each time read from its two fields, with no record made for it
  * (a rebuild of a million shifts and 450,000 reservations made each of them again to write its snapshot: 0.21 s of
- * the busier worker's profile, and their garbage).
+ * one of its two workers' profiles, and their garbage).
  */
 export function* encodeChunksInPieces(
   records: Iterable<object>,
