@@ -6,6 +6,7 @@
  */
 import type { DomainEvent, EventData } from '../events/catalog.js';
 import { siteBody } from '../resources/sites.js';
+import { ownCopy } from '../own-strings.js';
 import { parseEventTimestamp } from '../time.js';
 
 export interface RegistryState {
@@ -13,8 +14,12 @@ export interface RegistryState {
   readonly sites: Map<string, Set<string>>;
   /** Site ids by normalized title (trimmed, lower case). */
   readonly titles: Map<string, string>;
-  /** Requests made with an Idempotency-Key, by key, in the order they were made (`at`: microseconds). */
-  readonly requests: Map<string, { sha256: string; status: number; response: unknown; at: number }>;
+  /**
+   * Requests made with an Idempotency-Key, by key, in the order they were made (`at`: microseconds), each with its
+   * response as JSON text: a day's requests are kept, and an object decoded from the log would keep its event's whole
+   * text with it (see own-strings.ts).
+   */
+  readonly requests: Map<string, { sha256: string; status: number; responseJson: string; at: number }>;
 }
 
 export const normalizeTitle = (title: string) => title.trim().toLowerCase();
@@ -23,26 +28,31 @@ export function emptyRegistry(): RegistryState {
   return { sites: new Map(), titles: new Map(), requests: new Map() };
 }
 
-/** Fold one registry event into the state (mutating it: the state is private to one decision). */
+/**
+ * Fold one registry event into the state (mutating it: the state is private to one decision). What the state keeps
+ * of an event is copied (`ownCopy`): events read from the log hold slices of their whole text.
+ */
 export function evolve(state: RegistryState, event: DomainEvent): RegistryState {
   switch (event.type) {
     case 'SiteCreated': {
       const d = event.data;
-      state.sites.set(d.site_id, new Set());
-      state.titles.set(normalizeTitle(d.title), d.site_id);
+      const siteId = ownCopy(d.site_id);
+      state.sites.set(siteId, new Set());
+      state.titles.set(ownCopy(normalizeTitle(d.title)), siteId);
       break;
     }
     case 'UserAssignedToSite':
     case 'UserUnassignedFromSite': {
       const users = state.sites.get(event.data.site_id);
       if (!users) break;
-      if (event.type === 'UserAssignedToSite') users.add(event.data.user_id);
+      if (event.type === 'UserAssignedToSite') users.add(ownCopy(event.data.user_id));
       else users.delete(event.data.user_id);
       break;
     }
     case 'SiteRequestHandled': {
       const d = event.data;
-      state.requests.set(d.idempotency_key, { sha256: d.request_sha256, status: d.status, response: d.response, at: parseEventTimestamp(d.occurred_at) ?? 0 });
+      const request = { sha256: ownCopy(d.request_sha256), status: d.status, responseJson: JSON.stringify(d.response), at: parseEventTimestamp(d.occurred_at) ?? 0 };
+      state.requests.set(ownCopy(d.idempotency_key), request);
       break;
     }
     default:
@@ -102,7 +112,7 @@ export function decide(state: RegistryState, command: SitesCommand): Decision {
       if (earlier.sha256 !== command.idempotency.sha256) {
         return reject(422, `Idempotency-Key "${command.idempotency.key}" was used with a different request.`);
       }
-      return { outcome: 'replayed', status: earlier.status, response: earlier.response };
+      return { outcome: 'replayed', status: earlier.status, response: JSON.parse(earlier.responseJson) };
     }
   }
   const decided = command.kind === 'bulk-create' ? bulkCreate(state, command) : membership(state, command);

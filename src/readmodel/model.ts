@@ -9,6 +9,7 @@ import type { JsonView } from '../resources/json.js';
 import type { AnyRecord, ApiKeyRecord, Kind, Records } from '../../projections/records.js';
 import { kinds } from '../../projections/records.js';
 import { Interner } from './intern.js';
+import { ownCopy } from '../own-strings.js';
 import { ShardedMap } from './sharded-map.js';
 import { isPacked, pack, type Stored, unpack, unpackerOf, unpacked } from './packed-times.js';
 import { runThrough } from './pieces.js';
@@ -76,7 +77,7 @@ export class ReadModel implements JsonView {
   private readonly keysByHash = new Map<string, ApiKeyRecord>();
   private readonly revisions = Object.fromEntries(kinds.map((k) => [k, 0])) as Record<Kind, number>;
   private readonly revisionsByInstitution = new Map<string, Record<Kind, number>>();
-  private readonly interner = new Interner();
+  private readonly interner: Interner;
   /**
    * Shift id → its reservations' ids: made in the background or when first asked for, then kept (see reservationsOf).
    * One id is held as it is, not in an array (an array is two objects more: at 1,000,000 shifts, arrays of one id were
@@ -98,7 +99,14 @@ export class ReadModel implements JsonView {
   constructor(
     private readonly defs: TableDefs,
     private readonly clock: () => number = Date.now,
-  ) {}
+    /**
+     * Whether the strings of records changes make are copied before they are kept (see own-strings.ts): changes made
+     * from events read from the log hold slices of the events' text. A replay's worker, sent copies, says no.
+     */
+    private readonly copiesStrings = true,
+  ) {
+    this.interner = new Interner(copiesStrings);
+  }
 
   /** Today, in days since the epoch (UTC). */
   today(): number {
@@ -205,8 +213,10 @@ export class ReadModel implements JsonView {
   }
 
   apply(change: Change): void {
-    const { kind, id } = change;
+    const { kind } = change;
+    const id = this.copiesStrings ? ownCopy(change.id) : change.id;
     const record = change.record && this.interner.record(change.record);
+    if (record && this.copiesStrings) (record as { id: string }).id = id;
     const stored = record && pack(kind, record);
     const before = (this.maps[kind] as ShardedMap<AnyStored>).swap(id, stored ?? undefined);
     this.revisions[kind] += 1;

@@ -49,7 +49,8 @@ async function* sent(): AsyncGenerator<readonly FoldedEvent[]> {
 }
 // A replay answers no requests: its maps are made whole (see ShardedMap.splitting).
 ShardedMap.splitting = false;
-const model = new ReadModel(tableDefs);
+// Its events come as copies (a message), not as slices of what LMDB read: nothing to copy again.
+const model = new ReadModel(tableDefs, Date.now, false);
 // Issued keys of every institution come too: they count for the key ledger, and are folded only by their own worker.
 const takes = ownedBy(task.index, new Map(task.assignment), task.workers);
 // The change feed's entries of this worker's institutions, in batches (this thread's parent writes them as they come).
