@@ -12,7 +12,7 @@ import type { Position } from '../eventstore/port.js';
 import type { Kind } from '../../projections/records.js';
 import type { ResourceDef } from '../query/resource.js';
 import { resources } from '../resources/index.js';
-import { authPlugin } from './auth.js';
+import { identifyKey, requireKey } from './auth.js';
 import { rememberingQueryValidators } from './query-strings.js';
 import { HttpError, installErrorHandlers } from './errors.js';
 import { metricsPlugin } from './metrics.js';
@@ -119,11 +119,10 @@ export async function app(instance: FastifyInstance, services: AppServices): Pro
           throw new HttpError(503, `The read model is being prepared (${phase.replace('_', ' ')}, ${percent} %); retry in ${retry} s.`);
         });
       }
-      await api.register(authPlugin, { model: services.model });
-      if (services.surface) {
-        await limitRate(api, services.rateLimit, () => instance.countRateLimited());
-        conditionalGets(api, services.model);
-      }
+      await api.register(identifyKey, { model: services.model });
+      if (services.surface) await limitRate(api, services.rateLimit, () => instance.countRateLimited());
+      requireKey(api);
+      if (services.surface) conditionalGets(api, services.model);
       const options = { model: services.model, publicBaseUrl: services.publicBaseUrl, buffers: new ResponseBuffers() };
       const register = <K extends Kind>(def: ResourceDef<K>) => api.register(readRoutes(def), options);
       await register(resources.shifts);

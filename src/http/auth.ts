@@ -14,6 +14,8 @@ declare module 'fastify' {
     institutionId: string;
     /** The id of the API key the request was made with (never the key: rate limits and logs use this). */
     apiKeyId: string;
+    /** Why the request has no live key ('' when it has one): what its 401 says. */
+    keyRefusal: string;
   }
 }
 
@@ -41,23 +43,33 @@ class HashCache {
   }
 }
 
-export const authPlugin = fp(
+/**
+ * Who a request is from: the institution and key id of its API-KEY, or why
+ * it has none (`keyRefusal`). Refused by `requireKey`, registered after the
+ * rate limit: that way a request without a valid key is counted too (by its
+ * address), and its 401 carries the RateLimit headers every /api/ answer has.
+ */
+export const identifyKey = fp(
   async (app: FastifyInstance, { model }: { model: ReadModel }) => {
     const hashes = new HashCache(1024);
     app.decorateRequest('institutionId', '');
     app.decorateRequest('apiKeyId', '');
-    app.addHook('onRequest', (request, reply, done) => {
+    app.decorateRequest('keyRefusal', '');
+    app.addHook('onRequest', (request, _reply, done) => {
       const key = request.headers['api-key'];
-      if (key === undefined || key === '') {
-        return done(new HttpError(401, 'Authentication credentials were not provided.'));
-      }
-      const record = typeof key === 'string' ? model.apiKey(hashes.hash(key)) : undefined;
-      if (!record) return done(new HttpError(401, 'Invalid API key.'));
-      request.institutionId = record.institution_id;
-      // (The request's line says whose it was: see request-log.ts.)
-      request.apiKeyId = record.id;
+      const record = typeof key === 'string' && key !== '' ? model.apiKey(hashes.hash(key)) : undefined;
+      if (record) {
+        request.institutionId = record.institution_id;
+        // (The request's line says whose it was: see request-log.ts.)
+        request.apiKeyId = record.id;
+      } else request.keyRefusal = key === undefined || key === '' ? 'Authentication credentials were not provided.' : 'Invalid API key.';
       done();
     });
   },
-  { name: 'api-key-auth' },
+  { name: 'api-key-identify' },
 );
+
+/** Answer 401 to a request `identifyKey` found no live key on. */
+export function requireKey(app: FastifyInstance): void {
+  app.addHook('onRequest', (request, _reply, done) => done(request.keyRefusal === '' ? undefined : new HttpError(401, request.keyRefusal)));
+}

@@ -17,20 +17,30 @@ export interface RateLimitSettings {
   readonly window: string;
 }
 
-/** The rate limit of the /api/ scope it is registered in (after authentication: it is keyed by the key's id). */
+/**
+ * The rate limit of the /api/ scope it is registered in: after the key is
+ * identified (it is keyed by the key's id) and before anything can refuse
+ * the request (a 401, a 400 of its parameters: every answer carries the
+ * headers and counts). Requests without a live key are counted by their
+ * address: trying keys one after another is limited too.
+ */
 export async function limitRate(api: FastifyInstance, settings: RateLimitSettings | undefined, onLimited: () => void): Promise<void> {
   if (!settings || settings.max === 0) return;
   await api.register(rateLimit, {
-    global: true,
-    hook: 'preHandler',
+    // Its hook is added below, with the scope's: the plugin's own (`global`) would run after them.
+    global: false,
     max: settings.max,
     timeWindow: /^\d+$/.test(settings.window) ? Number(settings.window) : settings.window,
-    keyGenerator: (request) => request.apiKeyId,
+    keyGenerator: (request) => request.apiKeyId || `address ${request.ip}`,
     enableDraftSpec: true,
     onExceeded: onLimited,
-    errorResponseBuilder: (_request, context) =>
-      new HttpError(429, `Too many requests: at most ${context.max} per ${settings.window} for this key; retry in ${context.after}.`),
+    errorResponseBuilder: (request, context) =>
+      new HttpError(
+        429,
+        `Too many requests: at most ${context.max} per ${settings.window} ${request.apiKeyId ? 'for this key' : 'from this address without a valid key'}; retry in ${context.after}.`,
+      ),
   });
+  api.addHook('onRequest', api.rateLimit());
 }
 
 /** Headers for every answer of a JSON API, and CORS for the origins listed (none: off). */
@@ -39,5 +49,13 @@ export async function protect(app: FastifyInstance, corsOrigins: readonly string
     reply.header('x-content-type-options', 'nosniff');
     done(null, payload);
   });
-  if (corsOrigins && corsOrigins.length > 0) await app.register(cors, { origin: [...corsOrigins], allowedHeaders: ['API-KEY', 'Content-Type', 'Idempotency-Key'] });
+  if (corsOrigins && corsOrigins.length > 0) {
+    await app.register(cors, {
+      origin: [...corsOrigins],
+      // Every method the API answers (a webhook is deleted), and what a page's script sends and reads.
+      methods: ['GET', 'HEAD', 'POST', 'DELETE'],
+      allowedHeaders: ['API-KEY', 'Content-Type', 'Idempotency-Key', 'If-None-Match'],
+      exposedHeaders: ['ETag', 'Link', 'X-Total-Count', 'RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'Retry-After', 'Idempotent-Replayed'],
+    });
+  }
 }
