@@ -216,4 +216,7 @@ t.test('/docs: the interactive reference, its assets served from the package', a
   t.equal(initializer.statusCode, 200);
   const spec = await app.server.inject({ method: 'GET', url: '/docs/json' });
   t.same(spec.json(), doc, 'the document it shows is the one at /api/openapi.json');
+  const policy = String(page.headers['content-security-policy']);
+  t.match(policy, /default-src 'self'/, 'a content security policy');
+  t.notMatch(policy, /upgrade-insecure-requests/, 'which does not send a browser to HTTPS for a page served over plain HTTP');
 });

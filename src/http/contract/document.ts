@@ -100,7 +100,10 @@ export async function docsPage(app: FastifyInstance): Promise<void> {
   await app.register(swaggerUi, {
     routePrefix: DOCS_PATH,
     logLevel: 'warn',
+    // The package's policy, but for `upgrade-insecure-requests`: a server on plain HTTP at any address but loopback
+    // would have the browser fetch every asset over HTTPS, and show a blank page.
     staticCSP: true,
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
     uiConfig: { docExpansion: 'list', deepLinking: true, defaultModelsExpandDepth: 0, tryItOutEnabled: true },
   });
 }
