@@ -57,7 +57,8 @@ export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: r
     // The catch-all for other methods: the document lists the methods a path takes (and 405 under each).
     schema: { hide: true },
     handler: async (request, reply) => {
-      reply.header('allow', allowed.join(', '));
+      // (Fastify answers HEAD wherever GET is taken.)
+      reply.header('allow', (allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed).join(', '));
       throw new HttpError(405, `Method "${request.method}" not allowed.`);
     },
   });
