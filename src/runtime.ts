@@ -13,9 +13,39 @@ import { ReadModelStore } from './readmodel/persistence.js';
 import { Projector } from './readmodel/projector.js';
 import { tableDefs } from './resources/index.js';
 
+/** DATA_DIR cannot hold our files: a file is in its place or on its path, or it cannot be made. The message says which, in one line. */
+export class DataDirError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'DataDirError';
+  }
+}
+
+/** What stops mkdir making a DATA_DIR, in an operator's words (by the error's code). */
+const MKDIR_PROBLEMS: Readonly<Record<string, string>> = {
+  ENOTDIR: 'a part of its path is a file, not a directory',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+  EROFS: 'read-only file system',
+  ENOSPC: 'no space left on the device',
+};
+
+/** Make DATA_DIR (and its parents) unless it is there; anything in the way is a DataDirError naming the path, never a stack trace. */
+export function makeDataDir(dir: string): void {
+  try {
+    mkdirSync(dir, { recursive: true });
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    // A recursive mkdir fails with EEXIST only when something other than a directory is at the path.
+    if (code === 'EEXIST') throw new DataDirError(`DATA_DIR ${dir} is not a directory`);
+    if (code === undefined) throw error;
+    throw new DataDirError(`cannot create DATA_DIR ${dir}: ${MKDIR_PROBLEMS[code] ?? code}`);
+  }
+}
+
 export function openEventStore(config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>): EventStore {
   if (config.EVENTSTORE_URL !== undefined) return EsdbEventStore.open(config.EVENTSTORE_URL);
-  mkdirSync(config.DATA_DIR, { recursive: true });
+  makeDataDir(config.DATA_DIR);
   return EmbeddedEventStore.open(join(config.DATA_DIR, 'log'));
 }
 
@@ -37,6 +67,8 @@ export function openRuntime(
   log?: Logger,
   options: RuntimeOptions = {},
 ): Runtime {
+  // The read model lives in DATA_DIR whatever the log (EventStoreDB's included): made before anything is opened.
+  makeDataDir(config.DATA_DIR);
   const store = openEventStore(config);
   if (config.FRAGMENT_CACHE_MB !== undefined) fragmentArena.setBudget(config.FRAGMENT_CACHE_MB * 2 ** 20);
   if (config.RANK_MATRIX_MB !== undefined) rankMatrices.setBudget(config.RANK_MATRIX_MB * 2 ** 20);

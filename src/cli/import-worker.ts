@@ -1,9 +1,8 @@
 /** The import thread (import-thread.ts): imports each file in turn into the log, and tells its parent how it goes. */
-import { mkdirSync } from 'node:fs';
 import { parentPort, workerData } from 'node:worker_threads';
 import { importFile } from '../importer/import.js';
 import { fileSpool } from '../importer/spool.js';
-import { openEventStore } from '../runtime.js';
+import { makeDataDir, openEventStore } from '../runtime.js';
 import type { ImportMessage, ImportTask } from './import-thread.js';
 import { toldByMessage } from './told-by-message.js';
 
@@ -16,7 +15,7 @@ try {
     for (const file of files) {
       const started = performance.now();
       // Checked events wait in a file next to the log: an import's memory does not grow with its file.
-      mkdirSync(config.DATA_DIR, { recursive: true });
+      makeDataDir(config.DATA_DIR);
       const spool = fileSpool(config.DATA_DIR);
       const { appended, skipped } = await importFile(store, file, { onProgress: (progress) => tell({ kind: 'progress', file, progress }), spool, ownsStore: true, summaryFile });
       tell({ kind: 'imported', file, appended, skipped, seconds: (performance.now() - started) / 1000 });

@@ -2,8 +2,15 @@
 import { ConfigError } from '../config.js';
 import { UnreadableLogError } from '../eventstore/embedded.js';
 import { ImportAppendError, ImportError } from '../importer/import.js';
+import { DataDirError } from '../runtime.js';
 
-/** A refused file, an import stopped on the way, a bad configuration, a log that cannot be opened. */
+/** A refused file, an import stopped on the way, a bad configuration, a DATA_DIR that cannot be one, a log that cannot be opened. */
 export function toldByMessage(error: unknown): error is Error {
-  return error instanceof ImportError || error instanceof ImportAppendError || error instanceof ConfigError || error instanceof UnreadableLogError;
+  return (
+    error instanceof ImportError ||
+    error instanceof ImportAppendError ||
+    error instanceof ConfigError ||
+    error instanceof DataDirError ||
+    error instanceof UnreadableLogError
+  );
 }
