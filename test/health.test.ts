@@ -63,6 +63,21 @@ t.test('on the embedded log: level when caught up; head and lag in events while 
   t.same(caughtUp.position, behind.head);
 });
 
+t.test('level the moment the read model it loads is level: no time behind left over from before', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  // The demo's read model, written as a server left it.
+  await (await startApp({ fixtures: ['demo.ndjson'], dir: tmp.dir })).close();
+  const runtime = openRuntime({ DATA_DIR: tmp.dir, EVENTSTORE_URL: undefined }, pino({ level: 'silent' }), { clock: () => TEST_NOW });
+  t.teardown(() => runtime.close());
+  const before = await runtime.projector.lag();
+  t.ok(before.positions > 0n, `behind before it loads (${before.positions} events)`);
+  await new Promise((resolve) => setTimeout(resolve, 20));
+  await runtime.projector.load();
+  // (Within the second the head is not asked for again: the lag is the last head against the position loaded.)
+  t.same(await runtime.projector.lag(), { head: before.head, positions: 0n, ms: 0 }, 'loaded, level: 0 ms behind');
+});
+
 t.test('on EventStoreDB: reconnecting during an outage, lag logged on resubscription, level again after', async (t) => {
   const server = await EsdbStandIn.start();
   const temp = tempDir();

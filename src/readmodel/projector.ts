@@ -142,9 +142,12 @@ export class Projector {
       clearTimeout(timer);
       if (head) this.noteHead(head);
     }
+    const positions = this.behind(this.head);
+    // (Level with the head, however it got there: a snapshot loaded moves the position without an event applied.)
+    if (positions === 0n) this.behindSince = undefined;
     return {
       head: this.head,
-      positions: this.behind(this.head),
+      positions,
       ms: this.behindSince === undefined ? 0 : Math.round(performance.now() - this.behindSince),
     };
   }
