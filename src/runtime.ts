@@ -1,5 +1,5 @@
 /** Wiring: the event store chosen by the configuration, the read model and its projector. */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Logger } from 'pino';
 import type { Config } from './config.js';
@@ -19,10 +19,14 @@ export class DataDirError extends Error {
     super(message);
     this.name = 'DataDirError';
   }
+
+  static notADirectory(dir: string): DataDirError {
+    return new DataDirError(`DATA_DIR ${dir} is not a directory`);
+  }
 }
 
-/** What stops mkdir making a DATA_DIR, in an operator's words (by the error's code). */
-const MKDIR_PROBLEMS: Readonly<Record<string, string>> = {
+/** What stops a DATA_DIR being made or used, in an operator's words (by the error's code). */
+const PATH_PROBLEMS: Readonly<Record<string, string>> = {
   ENOTDIR: 'a part of its path is a file, not a directory',
   EACCES: 'permission denied',
   EPERM: 'permission denied',
@@ -30,17 +34,39 @@ const MKDIR_PROBLEMS: Readonly<Record<string, string>> = {
   ENOSPC: 'no space left on the device',
 };
 
-/** Make DATA_DIR (and its parents) unless it is there; anything in the way is a DataDirError naming the path, never a stack trace. */
-export function makeDataDir(dir: string): void {
+const codeOf = (error: unknown) => (error as NodeJS.ErrnoException).code;
+
+/**
+ * Make DATA_DIR (and its parents) unless it is there; anything in the way is a DataDirError naming the path, never
+ * a stack trace. The first directory it made (undefined: DATA_DIR was there), for a command that fails to take away.
+ */
+export function makeDataDir(dir: string): string | undefined {
   try {
-    mkdirSync(dir, { recursive: true });
+    return mkdirSync(dir, { recursive: true });
   } catch (error) {
-    const code = (error as NodeJS.ErrnoException).code;
+    const code = codeOf(error);
     // A recursive mkdir fails with EEXIST only when something other than a directory is at the path.
-    if (code === 'EEXIST') throw new DataDirError(`DATA_DIR ${dir} is not a directory`);
+    if (code === 'EEXIST') throw DataDirError.notADirectory(dir);
     if (code === undefined) throw error;
-    throw new DataDirError(`cannot create DATA_DIR ${dir}: ${MKDIR_PROBLEMS[code] ?? code}`);
+    throw new DataDirError(`cannot create DATA_DIR ${dir}: ${PATH_PROBLEMS[code] ?? code}`);
   }
+}
+
+/**
+ * DATA_DIR as makeDataDir would find it, making nothing: a DataDirError if something other than a directory is at
+ * its path or on it. A DATA_DIR that is not there passes (a command that only reads it says what is missing).
+ */
+export function checkDataDir(dir: string): void {
+  let isDirectory: boolean;
+  try {
+    isDirectory = statSync(dir).isDirectory();
+  } catch (error) {
+    const code = codeOf(error);
+    if (code === 'ENOENT') return;
+    if (code === undefined) throw error;
+    throw new DataDirError(`cannot use DATA_DIR ${dir}: ${PATH_PROBLEMS[code] ?? code}`);
+  }
+  if (!isDirectory) throw DataDirError.notADirectory(dir);
 }
 
 export function openEventStore(config: Pick<Config, 'DATA_DIR' | 'EVENTSTORE_URL'>): EventStore {

@@ -25,8 +25,10 @@ import { type DomainEvent, type EventType, eventSchemas } from '../events/catalo
 import { appendChecked, importEvents } from '../importer/import.js';
 import { createLogger } from '../logger.js';
 import { EmbeddedEventStore } from '../eventstore/embedded.js';
+import type { EventStore } from '../eventstore/port.js';
+import type { LogListing } from '../importer/log-listing.js';
 import { copyLog, LogCopyError } from '../eventstore/log-copy.js';
-import { openEventStore, openRuntime } from '../runtime.js';
+import { checkDataDir, openEventStore, openRuntime } from '../runtime.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
 import { importOnThread, ImportRefused } from './import-thread.js';
@@ -246,9 +248,7 @@ function threadsOption(args: string[]): number | undefined {
 }
 
 async function rebuild(config: Config, threads: number | undefined): Promise<void> {
-  if (config.EVENTSTORE_URL === undefined && !existsSync(join(config.DATA_DIR, 'log', 'data.mdb'))) {
-    throw new OperatorError(`no event log in ${config.DATA_DIR}: nothing to rebuild (import a file first)`);
-  }
+  requireEventLog(config, 'nothing to rebuild');
   const runtime = openRuntime(config);
   try {
     const started = performance.now();
@@ -276,6 +276,31 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
   }
 }
 
+/**
+ * A command that reads the log (rebuild, keys, institutions) run where there is none: it says so and makes none
+ * (opening the embedded log would make an empty one, and DATA_DIR with it). `nothingTo` says what it cannot do.
+ */
+function requireEventLog(config: Config, nothingTo: string): void {
+  if (config.EVENTSTORE_URL !== undefined || existsSync(join(config.DATA_DIR, 'log', 'data.mdb'))) return;
+  checkDataDir(config.DATA_DIR);
+  throw new OperatorError(`no event log in ${config.DATA_DIR}: ${nothingTo} (import a file first)`);
+}
+
+/** The log's listing (keys, institutions) handed to `use` with the log open; the log must exist. */
+async function withListing(config: Config, nothingTo: string, use: (store: EventStore, listing: LogListing) => Promise<void>): Promise<void> {
+  requireEventLog(config, nothingTo);
+  const store = openEventStore(config);
+  try {
+    await use(store, await listLog(store, summaryOf(config)));
+  } finally {
+    await store.close();
+  }
+}
+
+/** An institution id not in the log, in the CLI's own words (what was given is echoed only if it is an id). */
+const unknownInstitution = (id: string) =>
+  new OperatorError(`unknown institution ${UUID.test(id) ? id : '(not an institution id)'}: \`vm-api institutions list\` shows them`);
+
 async function keys(config: Config, args: string[]): Promise<void> {
   const [action, ...rest] = args;
   const { values, positionals } = parseArgs({
@@ -283,55 +308,62 @@ async function keys(config: Config, args: string[]): Promise<void> {
     options: { institution: { type: 'string' }, label: { type: 'string' } },
     allowPositionals: true,
   });
-  if (action !== 'issue' && action !== 'revoke' && action !== 'list') throw new UsageError('keys issue | keys revoke | keys list');
-  const store = openEventStore(config);
-  try {
-    const now = new Date().toISOString();
-    const { keys: issued, institutions } = await listLog(store, summaryOf(config));
-    if (action === 'list') {
-      const wanted = values.institution?.toLowerCase();
-      const rows = [...issued.values()].filter((k) => wanted === undefined || k.institution === wanted);
-      console.log(table([['key_id', 'institution', 'label', 'created', 'revoked'], ...rows.map((k) => [k.keyId, k.institution, k.label ?? '', k.created, k.revoked ?? ''])]));
-    } else if (action === 'issue') {
-      if (!values.institution) throw new UsageError('keys issue needs --institution <id>');
-      const institution = values.institution.toLowerCase();
-      if (!institutions.has(institution)) throw new OperatorError(`unknown institution ${UUID.test(institution) ? institution : '(not an institution id)'}: \`vm-api institutions list\` shows them`);
-      const key = `vm_${randomBytes(24).toString('base64url')}`;
-      const keyId = randomUUID();
-      const data = { institution_id: institution, occurred_at: now, key_id: keyId, key_sha256: sha256(key), ...(values.label ? { label: values.label } : {}) };
-      await appendChecked(store, 'keys issue', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyIssued', data) }], { summaryFile: summaryOf(config) });
-      console.log(`key_id: ${keyId}\napi key: ${key}\n(the key is shown only now; only its hash is stored)`);
-    } else {
-      const keyId = positionals[0]?.toLowerCase();
-      if (!keyId) throw new UsageError('keys revoke needs <key_id>');
-      // What was given may be a secret pasted by mistake: it is never printed unless it is a key id.
-      if (!UUID.test(keyId)) throw new OperatorError('that is not a key id (a UUID, as `vm-api keys list` shows); revoking needs no key');
-      const key = issued.get(keyId);
-      if (!key) throw new OperatorError(`no API key ${keyId}`);
-      if (key.revoked !== null) {
-        console.log(`key ${keyId} was already revoked (${key.revoked}); nothing appended`);
-        return;
-      }
-      const data = { institution_id: key.institution, occurred_at: now, key_id: keyId };
-      await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }], { summaryFile: summaryOf(config) });
-      console.log(`revoked ${keyId}`);
-    }
-  } finally {
-    await store.close();
+  // The arguments are checked before the log is opened: a command refused makes nothing on disk.
+  if (action === 'list') return listKeys(config, values.institution?.toLowerCase());
+  if (action === 'issue') {
+    if (!values.institution) throw new UsageError('keys issue needs --institution <id>');
+    return issueKey(config, values.institution.toLowerCase(), values.label);
   }
+  if (action === 'revoke') {
+    const keyId = positionals[0]?.toLowerCase();
+    if (!keyId) throw new UsageError('keys revoke needs <key_id>');
+    // What was given may be a secret pasted by mistake: it is never printed unless it is a key id.
+    if (!UUID.test(keyId)) throw new OperatorError('that is not a key id (a UUID, as `vm-api keys list` shows); revoking needs no key');
+    return revokeKey(config, keyId);
+  }
+  throw new UsageError('keys issue | keys revoke | keys list');
+}
+
+/** The keys issued, of one institution or all. */
+async function listKeys(config: Config, institution: string | undefined): Promise<void> {
+  await withListing(config, 'no keys to list', async (_, { keys: issued }) => {
+    const rows = [...issued.values()].filter((k) => institution === undefined || k.institution === institution);
+    console.log(table([['key_id', 'institution', 'label', 'created', 'revoked'], ...rows.map((k) => [k.keyId, k.institution, k.label ?? '', k.created, k.revoked ?? ''])]));
+  });
+}
+
+async function issueKey(config: Config, institution: string, label: string | undefined): Promise<void> {
+  await withListing(config, 'no institution to issue a key for', async (store, { institutions }) => {
+    if (!institutions.has(institution)) throw unknownInstitution(institution);
+    const key = `vm_${randomBytes(24).toString('base64url')}`;
+    const keyId = randomUUID();
+    const data = { institution_id: institution, occurred_at: new Date().toISOString(), key_id: keyId, key_sha256: sha256(key), ...(label ? { label } : {}) };
+    await appendChecked(store, 'keys issue', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyIssued', data) }], { summaryFile: summaryOf(config) });
+    console.log(`key_id: ${keyId}\napi key: ${key}\n(the key is shown only now; only its hash is stored)`);
+  });
+}
+
+async function revokeKey(config: Config, keyId: string): Promise<void> {
+  await withListing(config, 'no key to revoke', async (store, { keys: issued }) => {
+    const key = issued.get(keyId);
+    if (!key) throw new OperatorError(`no API key ${keyId}`);
+    if (key.revoked !== null) {
+      console.log(`key ${keyId} was already revoked (${key.revoked}); nothing appended`);
+      return;
+    }
+    const data = { institution_id: key.institution, occurred_at: new Date().toISOString(), key_id: keyId };
+    await appendChecked(store, 'keys revoke', [{ line: 0, eventId: randomUUID(), event: checkedEvent('ApiKeyRevoked', data) }], { summaryFile: summaryOf(config) });
+    console.log(`revoked ${keyId}`);
+  });
 }
 
 async function institutionsList(config: Config, args: string[]): Promise<void> {
   const [action] = parseArgs({ args, options: {}, allowPositionals: true }).positionals;
   if (action !== 'list') throw new UsageError('institutions list');
-  const store = openEventStore(config);
-  try {
-    const { institutions } = await listLog(store, summaryOf(config));
+  await withListing(config, 'no institutions to list', async (_, { institutions }) => {
     const rows = [...institutions.values()].map((i) => [i.id, i.name, ...listedResources.map((r) => String(i.records.get(r) ?? 0))]);
     console.log(table([['id', 'name', ...listedResources], ...rows]));
-  } finally {
-    await store.close();
-  }
+  });
 }
 
 /**
