@@ -142,3 +142,21 @@ t.test('an import that appends nothing leaves no log behind, and never touches a
   t.ok((await store.head()).commit > 0n, 'the log the first file was appended to stays');
   await store.close();
 });
+
+t.test('keys list --institution of an institution the log does not hold: "unknown institution", exit 1, as keys issue says it', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  t.equal((await vmApi(tmp.dir, ['import', DEMO])).code, 0);
+  for (const command of [['keys', 'list'], ['keys', 'issue']]) {
+    const unknown = await vmApi(tmp.dir, [...command, '--institution', A_KEY_ID]);
+    t.equal(unknown.code, 1, `${command.join(' ')}: exit 1`);
+    t.equal(unknown.stdout, '', `${command.join(' ')}: no table, no key`);
+    t.equal(unknown.stderr, `unknown institution ${A_KEY_ID}: \`vm-api institutions list\` shows them\n`, `${command.join(' ')}: one line naming it`);
+  }
+  const notAnId = await vmApi(tmp.dir, ['keys', 'list', '--institution', 'riverside']);
+  t.equal(notAnId.code, 1, 'not an id: exit 1');
+  t.match(notAnId.stderr, /^unknown institution \(not an institution id\)/, 'what is not an id is not echoed');
+  const known = await vmApi(tmp.dir, ['keys', 'list', '--institution', RIVERSIDE.toUpperCase()]);
+  t.equal(known.code, 0, 'a known institution (in any case) lists its keys');
+  t.equal(known.stdout.trim().split('\n').length, 2, 'its one key');
+});

@@ -326,7 +326,9 @@ async function keys(config: Config, args: string[]): Promise<void> {
 
 /** The keys issued, of one institution or all. */
 async function listKeys(config: Config, institution: string | undefined): Promise<void> {
-  await withListing(config, 'no keys to list', async (_, { keys: issued }) => {
+  await withListing(config, 'no keys to list', async (_, { keys: issued, institutions }) => {
+    // An institution the log does not hold is a mistake (a typo, another DATA_DIR), not one without keys.
+    if (institution !== undefined && !institutions.has(institution)) throw unknownInstitution(institution);
     const rows = [...issued.values()].filter((k) => institution === undefined || k.institution === institution);
     console.log(table([['key_id', 'institution', 'label', 'created', 'revoked'], ...rows.map((k) => [k.keyId, k.institution, k.label ?? '', k.created, k.revoked ?? ''])]));
   });
