@@ -1,13 +1,20 @@
 /**
  * Progress of long commands: a plain line now and then when stderr is not
  * a terminal (phase, done of total, rate, time left), one line rewritten
- * in place on a terminal; and `vm-api import` reporting through it.
+ * in place on a terminal; `vm-api import` reporting through it, and every
+ * `vm-api rebuild`, on one thread or several.
  */
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
+import { promisify } from 'node:util';
 import t from 'tap';
 import { progressPrinter } from '../src/cli/progress.js';
 import { importEvents, type ImportProgress } from '../src/importer/import.js';
-import { readFixture, startApp } from './helpers.js';
+import { fixturePath, readFixture, ROOT, startApp, tempDir } from './helpers.js';
+
+const run = promisify(execFile);
+const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
 function sink(isTTY: boolean) {
   let text = '';
@@ -81,4 +88,17 @@ t.test('an import tells how far it is: lines checked against the log, events app
   const appending = seen.filter((p) => p.phase === 'appending');
   t.ok(appending.length > 0);
   t.same(appending.at(-1), { phase: 'appending', done: appended, total: appended }, 'the last update: every event appended');
+});
+
+t.test('every rebuild shows its progress, on one thread as on several: a line at once when stderr is not a terminal', async (t) => {
+  const tmp = tempDir();
+  t.teardown(tmp.remove);
+  const vmApi = (...args: string[]) => run(process.execPath, [CLI, ...args], { env: { ...process.env, DATA_DIR: tmp.dir }, timeout: 60_000 });
+  await vmApi('import', fixturePath('demo.ndjson'));
+  const events = readFixture('demo.ndjson').trim().split('\n').length;
+  for (const args of [['--threads', '1'], [], ['--threads', '2']]) {
+    const { stdout, stderr } = await vmApi('rebuild', ...args);
+    t.match(stdout, new RegExp(`^rebuilt the read model from ${events} events`), `${['rebuild', ...args].join(' ')}: rebuilt`);
+    t.match(stderr, new RegExp(`^rebuild: replaying ${events} of ${events}$`, 'm'), `${['rebuild', ...args].join(' ')}: the events replayed of the log's`);
+  }
 });

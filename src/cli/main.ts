@@ -25,13 +25,15 @@ import { type DomainEvent, type EventType, eventSchemas } from '../events/catalo
 import { appendChecked, importEvents } from '../importer/import.js';
 import { createLogger } from '../logger.js';
 import { EmbeddedEventStore } from '../eventstore/embedded.js';
-import type { EventStore } from '../eventstore/port.js';
+import { type EventStore, eventNumber } from '../eventstore/port.js';
 import type { LogListing } from '../importer/log-listing.js';
 import { copyLog, LogCopyError } from '../eventstore/log-copy.js';
-import { checkDataDir, openEventStore, openRuntime } from '../runtime.js';
+import { checkDataDir, openEventStore, openRuntime, type Runtime } from '../runtime.js';
+import { Projector } from '../readmodel/projector.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
 import { importOnThread, ImportRefused } from './import-thread.js';
+import { countingReads } from './counted-reads.js';
 import { progressPrinter } from './progress.js';
 import { toldByMessage } from './told-by-message.js';
 import { listedResources, listLog, table } from './listing.js';
@@ -254,19 +256,19 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
     const started = performance.now();
     await runtime.disk.clear();
     const { store } = runtime;
-    const large = store.kind === 'embedded' && (await store.head()).commit >= PARALLEL_FROM;
+    const head = await store.head();
+    const large = store.kind === 'embedded' && head.commit >= PARALLEL_FROM;
     const workers = threads ?? (large ? replayThreads() : 1);
+    // The embedded log numbers its events: its head's number is how many a replay reads (EventStoreDB's positions are not counts).
+    const total = store.kind === 'embedded' ? eventNumber(head) : undefined;
+    const progress = progressPrinter('rebuild');
+    // (Events appended meanwhile may be read past the head the total was taken at.)
+    const replaying = (read: number) => progress.update({ phase: 'replaying', done: total === undefined ? read : Math.min(read, total), total });
     let eventsApplied: number;
-    if (workers > 1) {
-      const progress = progressPrinter('rebuild');
-      const replayed = await replayInParallel(store, runtime.disk, workers, (read, head) =>
-        progress.update({ phase: 'replaying', done: read, total: Number(head.commit) }),
-      ).finally(() => progress.done());
-      eventsApplied = replayed.applied;
-    } else {
-      await runtime.projector.load();
-      await runtime.projector.catchUp();
-      eventsApplied = runtime.projector.status().eventsApplied;
+    try {
+      eventsApplied = workers > 1 ? (await replayInParallel(store, runtime.disk, workers, replaying)).applied : await replayHere(runtime, config, replaying);
+    } finally {
+      progress.done();
     }
     const seconds = (performance.now() - started) / 1000;
     const on = workers > 1 ? ` on ${workers} threads` : '';
@@ -274,6 +276,15 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
   } finally {
     await runtime.close();
   }
+}
+
+/** The one-thread rebuild: the projector's replay into the cleared read model, telling `onRead` the events read so far; the events applied. */
+async function replayHere(runtime: Runtime, config: Config, onRead: (read: number) => void): Promise<number> {
+  // The runtime's projector, but over the log with its reads counted (it says nothing of how far it is).
+  const projector = new Projector(countingReads(runtime.store, onRead), runtime.model, runtime.disk, undefined, undefined, config.JOURNAL_FOLD_FROM);
+  await projector.load();
+  await projector.catchUp();
+  return projector.status().eventsApplied;
 }
 
 /**
