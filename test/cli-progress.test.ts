@@ -16,7 +16,7 @@ import { fixturePath, readFixture, ROOT, startApp, tempDir } from './helpers.js'
 const run = promisify(execFile);
 const CLI = join(ROOT, 'dist', 'src', 'cli', 'main.js');
 
-function sink(isTTY: boolean) {
+function sink(isTTY: boolean, columns = 120) {
   let text = '';
   const stream = Object.assign(
     new Writable({
@@ -25,10 +25,20 @@ function sink(isTTY: boolean) {
         done();
       },
     }),
-    { isTTY },
+    { isTTY, columns },
   ) as unknown as NodeJS.WriteStream;
   return { stream, text: () => text };
 }
+
+/** What a terminal shows of `text`: each row as last drawn (after its last return to the row's start), escapes dropped. */
+function screen(text: string): string[] {
+  return text
+    .split('\n')
+    .map((row) => (row.split(/\r|\u001b\[1G/).at(-1) ?? '').replace(/\u001b(\[[0-9;?]*[A-Za-z]|[78])/g, ''))
+    .filter(Boolean);
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 t.test('not on a terminal: a plain line for each update due, with the rate and time left once a phase has run a second', async (t) => {
   const out = sink(false);
@@ -70,13 +80,32 @@ t.test('not on a terminal: a line every few seconds, and at once when a phase be
   );
 });
 
-t.test('on a terminal: one line rewritten in place, ended once done', async (t) => {
+t.test('on a terminal: a bar for each phase (cli-progress), redrawn in place: done of the total, the rate and the time left; a phase with no total shows its count', async (t) => {
   const out = sink(true);
-  const progress = progressPrinter('rebuild', out.stream, 0);
-  progress.update({ phase: 'replaying', done: 1, total: 4 });
-  progress.update({ phase: 'replaying', done: 2, total: 4 });
+  const progress = progressPrinter('import big.ndjson', out.stream);
+  progress.update({ phase: 'reading', done: 10_000 });
+  progress.update({ phase: 'appending', done: 0, total: 4000 });
+  await sleep(1100);
+  progress.update({ phase: 'appending', done: 2000, total: 4000 });
   progress.done();
-  t.match(out.text(), /^\rrebuild: replaying 1 of 4.*\u001b\[K\rrebuild: replaying 2 of 4.*\u001b\[K\n$/);
+  const [reading, appending, ...more] = screen(out.text());
+  t.equal(reading, 'import big.ndjson: reading 10,000', 'the phase before: its last state kept on its line');
+  t.match(appending, /^import big\.ndjson: appending \[=+-+\] 50% 2,000 of 4,000 \(1,[0-9]{3}\/s, ETA [0-9]+s\)$/, 'the bar, done of the total, the rate and the time left');
+  t.same(more, []);
+  t.match(out.text(), /\u001b\[1G[^\n]*\u001b\[1G/, 'redrawn in place: back to the start of its line');
+  const ended = out.text();
+  await sleep(300);
+  t.equal(out.text(), ended, 'once done, no more redraws (its timer stopped)');
+});
+
+t.test('on a narrow terminal: the line is cut to its width, never wrapped (a redraw would leave the wrapped rows behind)', async (t) => {
+  const out = sink(true, 30);
+  const progress = progressPrinter('import /data/exports/2026-09-01/volunteers.ndjson', out.stream);
+  progress.update({ phase: 'appending', done: 1000, total: 4000 });
+  progress.done();
+  const rows = screen(out.text());
+  t.equal(rows.length, 1);
+  t.ok(rows.every((row) => row.length < 30), `${rows[0]?.length} characters`);
 });
 
 t.test('an import tells how far it is: lines checked against the log, events appended of the total', async (t) => {
