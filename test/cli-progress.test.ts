@@ -98,14 +98,22 @@ t.test('on a terminal: a bar for each phase (cli-progress), redrawn in place: do
   t.equal(out.text(), ended, 'once done, no more redraws (its timer stopped)');
 });
 
-t.test('on a narrow terminal: the line is cut to its width, never wrapped (a redraw would leave the wrapped rows behind)', async (t) => {
-  const out = sink(true, 30);
-  const progress = progressPrinter('import /data/exports/2026-09-01/volunteers.ndjson', out.stream);
-  progress.update({ phase: 'appending', done: 1000, total: 4000 });
-  progress.done();
-  const rows = screen(out.text());
+t.test('on a narrow terminal: the bar shrinks to leave the figures room, and a line is cut to the width, never wrapped (a redraw would leave the wrapped rows behind)', async (t) => {
+  const narrow = sink(true, 80);
+  const shrunk = progressPrinter('import /data/exports/volunteers.ndjson', narrow.stream);
+  shrunk.update({ phase: 'appending', done: 10_000, total: 60_475 });
+  shrunk.done();
+  const [row] = screen(narrow.text());
+  t.match(row, /^import \S+: appending \[=*-+\] 16% 10,000 of 60,475$/, 'the figures whole, a shorter bar');
+  t.ok(row!.length < 80, `${row!.length} characters`);
+
+  const tiny = sink(true, 30);
+  const cut = progressPrinter('import /data/exports/2026-09-01/volunteers.ndjson', tiny.stream);
+  cut.update({ phase: 'appending', done: 1000, total: 4000 });
+  cut.done();
+  const rows = screen(tiny.text());
   t.equal(rows.length, 1);
-  t.ok(rows.every((row) => row.length < 30), `${rows[0]?.length} characters`);
+  t.ok(rows.every((r) => r.length < 30), `${rows[0]?.length} characters`);
 });
 
 t.test('an import tells how far it is: lines checked against the log, events appended of the total', async (t) => {

@@ -15,6 +15,10 @@ interface Shown {
   readonly counted: boolean;
 }
 
+/** The bar's width in characters, at most; on a narrow terminal it shrinks to leave the figures room, down to BAR_LEAST. */
+const BAR_SIZE = 20;
+const BAR_LEAST = 5;
+
 export function progressBars(label: string, stream: NodeJS.WriteStream): ProgressPrinter {
   /** The line of the phase shown: cli-progress hands it the bar's state, and this the phase. */
   const format = (options: Options, params: Params, { phase, counted }: Shown) => {
@@ -22,11 +26,14 @@ export function progressBars(label: string, stream: NodeJS.WriteStream): Progres
     const rate = seconds >= RATE_FROM_SECONDS ? params.value / seconds : undefined;
     const eta = counted && rate !== undefined && typeof params.eta === 'number' ? `, ETA ${Format.TimeFormat(params.eta, options, 1)}` : '';
     const figures = rate === undefined ? '' : ` (${number(rate)}/s${eta})`;
-    const line = counted
-      ? `${label}: ${phase} [${Format.BarFormat(params.progress, options)}] ${Math.floor(params.progress * 100)}% ${number(params.value)} of ${number(params.total)}${figures}`
-      : `${label}: ${phase} ${number(params.value)}${figures}`;
-    // A line wider than the terminal would wrap, and each redraw leave its first row behind.
-    return line.slice(0, params.maxWidth - 1);
+    // A line wider than the terminal would wrap, and each redraw leave its first row behind: it is cut to fit.
+    const width = params.maxWidth - 1;
+    const head = `${label}: ${phase}`;
+    if (!counted) return `${head} ${number(params.value)}${figures}`.slice(0, width);
+    const tail = ` ${Math.floor(params.progress * 100)}% ${number(params.value)} of ${number(params.total)}${figures}`;
+    const room = Math.min(BAR_SIZE, width - head.length - tail.length - ' []'.length);
+    const drawn = room >= BAR_LEAST ? ` [${Format.BarFormat(params.progress, { ...options, barsize: room })}]` : '';
+    return `${head}${drawn}${tail}`.slice(0, width);
   };
   let bar: InstanceType<typeof SingleBar> | undefined;
   let phase = '';
@@ -37,8 +44,8 @@ export function progressBars(label: string, stream: NodeJS.WriteStream): Progres
         bar?.stop();
         phase = now;
         // linewrap: true leaves the terminal's wrapping alone (cli-progress turns it off until stopped: a command
-        // interrupted would leave it off); the line is cut to the terminal's width instead.
-        bar = new SingleBar({ stream, format, barsize: 20, linewrap: true });
+        // interrupted would leave it off); the line is made to fit the terminal's width instead.
+        bar = new SingleBar({ stream, format, barsize: BAR_SIZE, linewrap: true });
         bar.start(total ?? 0, done, shown);
         return;
       }
