@@ -57,8 +57,10 @@ t.test('serve: a log line with the URL; SIGTERM finishes what is in flight and e
   const child = spawn(process.execPath, [join(ROOT, 'dist', 'src', 'cli', 'main.js'), 'serve', '--demo'], {
     // (At debug: the line a request's arrival writes says when the server has it.)
     env: { ...process.env, DATA_DIR: tmp.dir, PORT: '0', LOG_LEVEL: 'debug' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+    stdio: ['ignore', 'pipe', 'pipe'],
   });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
   const lines: string[] = [];
   const rl = createInterface({ input: child.stdout! });
   const url = await new Promise<string>((resolve) =>
@@ -68,8 +70,8 @@ t.test('serve: a log line with the URL; SIGTERM finishes what is in flight and e
       if (m) resolve(m[1]!);
     }),
   );
-  // Wait for the demo banner (the read model is ready by then).
-  while (!lines.some((l) => l.startsWith('Demo API key:'))) await new Promise((resolve) => setTimeout(resolve, 20));
+  // Wait for the demo banner (the read model is ready by then): for the human, on stderr, stdout not being a terminal.
+  while (!stderr.includes('\nDemo API key: ')) await new Promise((resolve) => setTimeout(resolve, 20));
   // A request in flight when the signal comes is still answered.
   const inFlight = fetch(`${url}/api/sites/bulk-create/`, {
     method: 'POST',
@@ -82,7 +84,8 @@ t.test('serve: a log line with the URL; SIGTERM finishes what is in flight and e
   const [response, code] = await Promise.all([inFlight, new Promise<number | null>((resolve) => child.once('exit', resolve))]);
   t.equal(response.status, 201, 'the request in flight was answered');
   t.equal(code, 0, 'exit 0');
-  const said = lines.filter((l) => l.startsWith('{')).map((l) => JSON.parse(l).msg as string);
+  t.same(lines.filter((l) => !l.startsWith('{')), [], 'stdout (not a terminal): JSON lines only');
+  const said = lines.map((l) => JSON.parse(l).msg as string);
   t.ok(said.includes('Volunteer Management API listening'));
   t.ok(said.includes('shutting down: no new connections; finishing the requests in flight'));
   t.ok(said.includes('stopped'));

@@ -154,14 +154,16 @@ async function serve(config: Config, demo: boolean): Promise<void> {
   });
   logger.info({ url, version: version() }, 'Volunteer Management API listening');
   if (demo) {
-    // For the human who ran `npm start` (not a log line: the demo key is a key).
+    // For the human who ran `npm start` (not a log line: the demo key is a key). Where stdout is not a terminal (a
+    // log file, a shipper) it carries JSON lines only: the human reads stderr.
+    const tell = process.stdout.isTTY ? console.log : console.error;
     const key = readFileSync(fixture('demo.key'), 'utf8').trim();
     // The demo's log is small: its key is checked once the read model is ready.
     await ready;
     if (runtime.model.apiKey(sha256(key))) {
-      console.log(`\nVolunteer Management API (demo data) at ${url}\nDemo API key: ${key}\nTry: curl -H 'API-KEY: ${key}' ${url}/api/shifts/\n`);
+      tell(`\nVolunteer Management API (demo data) at ${url}\nDemo API key: ${key}\nTry: curl -H 'API-KEY: ${key}' ${url}/api/shifts/\n`);
     } else {
-      console.log(`\nVolunteer Management API at ${url} (the demo key is not valid on this data)\n`);
+      tell(`\nVolunteer Management API at ${url} (the demo key is not valid on this data)\n`);
     }
   } else if (process.stdout.isTTY) {
     console.log(`\nVolunteer Management API at ${url}\n`);

@@ -242,7 +242,8 @@ export async function importFile(store: EventStore, file: string, options: Impor
   const onLines = (done: number, estimate: number, share: number) => {
     expected.lines = estimate;
     expected.share = share;
-    onProgress?.({ phase: 'reading', done });
+    // (The estimate, from the bytes read so far, gives the bar its end and the line its time left.)
+    onProgress?.({ phase: 'reading', done, total: Math.max(done, Math.round(estimate)) });
   };
   const packer = await packerFor(store);
   const lines =
