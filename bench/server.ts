@@ -88,6 +88,18 @@ server.addHook('onSend', async (_request, reply) => {
   reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);
 });
 server.get('/bench/rss', async () => ({ rss: process.memoryUsage().rss }));
+/**
+ * Memory as it is, then after a full collection: big arrays let go of (rank matrices made stale by appends, indexes'
+ * old orders) are shared memory V8 does not count (src/big-arrays.ts), so they wait for a collection the heap's own
+ * allocations start, and the first figure counts them while they wait.
+ */
+server.get('/bench/memory', async () => {
+  const now = process.memoryUsage();
+  globalThis.gc?.();
+  const collected = process.memoryUsage();
+  const of = (m: NodeJS.MemoryUsage) => ({ rss: m.rss, heapUsed: m.heapUsed, arrayBuffers: m.arrayBuffers });
+  return { now: of(now), collected: of(collected) };
+});
 // Do now what the background would (rank matrices and zone maps searches wanted, symbol codes), for a measurement of the steady state.
 server.get('/bench/settle', async () => {
   const t0 = performance.now();
