@@ -191,6 +191,10 @@ t.test('methods and paths', async (t) => {
   t.same(post.json(), { detail: 'Method "POST" not allowed.' });
   const del = await app.server.inject({ method: 'DELETE', url: '/api/opportunities/search', headers: { 'api-key': DEMO_KEY } });
   t.equal(del.statusCode, 405);
+  const options = await app.server.inject({ method: 'OPTIONS', url: '/api/shifts/', headers: { 'api-key': DEMO_KEY } });
+  t.equal(options.statusCode, 405, 'OPTIONS too (no CORS here to answer a preflight)');
+  t.equal(options.headers.allow, 'GET, HEAD');
+  t.same(options.json(), { detail: 'Method "OPTIONS" not allowed.' });
   const unknown = await app.get('/api/volunteers/');
   t.equal(unknown.status, 404);
   t.same(unknown.body, { detail: 'Not found.' });

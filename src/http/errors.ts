@@ -47,7 +47,8 @@ export function installErrorHandlers(app: FastifyInstance): void {
   app.setNotFoundHandler((_request, reply) => reply.code(404).send({ detail: 'Not found.' }));
 }
 
-const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'] as const;
+/** (A CORS preflight, an OPTIONS with Access-Control-Request-Method, is answered by @fastify/cors's hook first.) */
+const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Answer 405 on `url` to the methods it does not take (Fastify alone would say 404). */
 export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: readonly (typeof METHODS)[number][]): void {
