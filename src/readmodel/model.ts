@@ -214,8 +214,9 @@ export class ReadModel implements JsonView {
 
   apply(change: Change): void {
     const { kind } = change;
-    const id = this.copiesStrings ? ownCopy(change.id) : change.id;
     const record = change.record && this.interner.record(change.record);
+    // The id is kept (the map's key, the record's own): a copy. A removal only looks it up.
+    const id = record && this.copiesStrings ? ownCopy(change.id) : change.id;
     if (record && this.copiesStrings) (record as { id: string }).id = id;
     const stored = record && pack(kind, record);
     const before = (this.maps[kind] as ShardedMap<AnyStored>).swap(id, stored ?? undefined);
