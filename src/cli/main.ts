@@ -29,11 +29,9 @@ import { type EventStore, eventNumber } from '../eventstore/port.js';
 import type { LogListing } from '../importer/log-listing.js';
 import { copyLog, LogCopyError } from '../eventstore/log-copy.js';
 import { checkDataDir, openEventStore, openRuntime, type Runtime } from '../runtime.js';
-import { Projector } from '../readmodel/projector.js';
 import { replayInParallel } from '../readmodel/parallel-replay.js';
 import { WarmUp } from '../readmodel/warm-up.js';
 import { importOnThread, ImportRefused } from './import-thread.js';
-import { countingReads } from './counted-reads.js';
 import { progressPrinter } from './progress.js';
 import { toldByMessage } from './told-by-message.js';
 import { listedResources, listLog, table } from './listing.js';
@@ -268,7 +266,7 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
     const replaying = (read: number) => progress.update({ phase: 'replaying', done: total === undefined ? read : Math.min(read, total), total });
     let eventsApplied: number;
     try {
-      eventsApplied = workers > 1 ? (await replayInParallel(store, runtime.disk, workers, replaying)).applied : await replayHere(runtime, config, replaying);
+      eventsApplied = workers > 1 ? (await replayInParallel(store, runtime.disk, workers, replaying)).applied : await replayHere(runtime, replaying);
     } finally {
       progress.done();
     }
@@ -281,11 +279,9 @@ async function rebuild(config: Config, threads: number | undefined): Promise<voi
 }
 
 /** The one-thread rebuild: the projector's replay into the cleared read model, telling `onRead` the events read so far; the events applied. */
-async function replayHere(runtime: Runtime, config: Config, onRead: (read: number) => void): Promise<number> {
-  // The runtime's projector, but over the log with its reads counted (it says nothing of how far it is).
-  const projector = new Projector(countingReads(runtime.store, onRead), runtime.model, runtime.disk, undefined, undefined, config.JOURNAL_FOLD_FROM);
+async function replayHere({ projector }: Runtime, onRead: (read: number) => void): Promise<number> {
   await projector.load();
-  await projector.catchUp();
+  await projector.catchUp(onRead);
   return projector.status().eventsApplied;
 }
 

@@ -294,9 +294,9 @@ export class Projector {
    * (`vm-api rebuild`), and write the model as a snapshot with the
    * checkpoint.
    */
-  async catchUp(): Promise<void> {
+  async catchUp(onRead?: (read: number) => void): Promise<void> {
     await this.writing;
-    if (await this.replay(await this.store.head())) {
+    if (await this.replay(await this.store.head(), onRead)) {
       await this.disk.writeSnapshot(this.model.byKind(), this.model.tablesToSave(), this.position);
     }
   }
@@ -305,9 +305,9 @@ export class Projector {
    * Fold the log from the checkpoint up to `head` into the model (see
    * replay.ts), writing nothing. Whether the position moved.
    */
-  private async replay(head: Position): Promise<boolean> {
+  private async replay(head: Position, onRead?: (read: number) => void): Promise<boolean> {
     const feed = new FeedWriter((entries) => this.disk.appendFeed(entries));
-    const { position, applied } = await replay(eventsUpTo(this.store, this.position, head), this.model, this.folder, this.position, { feed: feed.add });
+    const { position, applied } = await replay(eventsUpTo(this.store, this.position, head, onRead), this.model, this.folder, this.position, { feed: feed.add });
     await feed.done();
     if (comparePositions(position, this.position) <= 0) return false;
     this.eventsApplied += applied;

@@ -24,14 +24,17 @@ export interface Replayed {
 }
 
 /** The log's events after `from` up to `head` and no further (though the log may have grown since), a batch at a time. */
-export async function* eventsUpTo(store: EventStore, from: Position, head: Position): AsyncGenerator<readonly RecordedEvent[]> {
+export async function* eventsUpTo(store: EventStore, from: Position, head: Position, onRead?: (read: number) => void): AsyncGenerator<readonly RecordedEvent[]> {
   let position = from;
+  let read = 0;
   while (comparePositions(position, head) < 0) {
     let events = await store.readAll(position, REPLAY_BATCH);
     if (events.length > 0 && comparePositions(events[events.length - 1]!.position, head) > 0) {
       events = events.slice(0, events.findIndex((event) => comparePositions(event.position, head) > 0));
     }
     if (events.length === 0) return;
+    read += events.length;
+    onRead?.(read);
     yield events;
     position = events[events.length - 1]!.position;
   }
