@@ -87,7 +87,6 @@ constantRoutes(server, 'warn');
 server.addHook('onSend', async (_request, reply) => {
   reply.header('server-timing', `app;dur=${reply.elapsedTime.toFixed(3)}`);
 });
-server.get('/bench/rss', async () => ({ rss: process.memoryUsage().rss }));
 /**
  * Memory as it is, then after a full collection: big arrays let go of (rank matrices made stale by appends, indexes'
  * old orders) are shared memory V8 does not count (src/big-arrays.ts), so they wait for a collection the heap's own
