@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { type DomainEvent, streamOf } from '../src/events/catalog.js';
+import { EVENT_LOOP_SAMPLE_MS } from '../src/http/metrics.js';
 import { DEMO_KEY, startApp } from './helpers.js';
 
 const RIVERSIDE = 'bf802b36-047d-4718-ad5b-ae9ed495b23f';
@@ -58,4 +59,19 @@ t.test('/metrics: Prometheus text with requests, latency, projection and records
   t.match(text, /log_lines_dropped_total 0\n/);
   t.match(text, /process_cpu_user_seconds_total \d/);
   t.notMatch(text, DEMO_KEY, 'no key in the metrics');
+});
+
+t.test('/metrics: the event loop figures include the monitor\'s sampling interval, as the README says', async (t) => {
+  const app = await startApp({ fixtures: ['demo.ndjson'] });
+  t.teardown(() => app.close());
+  const lag = async (which: string) => {
+    const text = (await app.server.inject({ method: 'GET', url: '/metrics' })).body;
+    return Number(new RegExp(`^nodejs_eventloop_lag_${which}_seconds (\\S+)$`, 'm').exec(text)?.[1]);
+  };
+  await lag('min'); // (reading the metrics resets the monitor: what follows is the idle time below)
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const idle = await lag('min');
+  // An idle loop is sampled every EVENT_LOOP_SAMPLE_MS: the least interval measured is about that, never near 0.
+  t.ok(idle >= (0.8 * EVENT_LOOP_SAMPLE_MS) / 1000, `least interval ${idle} s`);
+  t.ok(idle < 0.1, `least interval ${idle} s`);
 });
