@@ -38,10 +38,10 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { mulberry32 } from '../scripts/random.js';
+import { EVENT_LOOP_SAMPLE_MS } from '../src/http/metrics.js';
 import { type Call, client } from './client.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { type Command, listeningUrl, metricValue, procStatus, vmApi } from './processes.js';
-import { EVENT_LOOP_SAMPLE_MS } from '../src/http/metrics.js';
 import { isPage, randomQueries, withPage } from './random-mix.js';
 import { quantile } from './report.js';
 
