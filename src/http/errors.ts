@@ -52,14 +52,15 @@ const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS'] as const;
 
 /** Answer 405 on `url` to the methods it does not take (Fastify alone would say 404). */
 export function rejectOtherMethods(app: FastifyInstance, url: string, allowed: readonly (typeof METHODS)[number][]): void {
+  // (Fastify answers HEAD wherever GET is taken.)
+  const allow = (allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed).join(', ');
   app.route({
     method: METHODS.filter((m) => !allowed.includes(m)),
     url,
     // The catch-all for other methods: the document lists the methods a path takes (and 405 under each).
     schema: { hide: true },
     handler: async (request, reply) => {
-      // (Fastify answers HEAD wherever GET is taken.)
-      reply.header('allow', (allowed.includes('GET') ? [...allowed, 'HEAD'] : allowed).join(', '));
+      reply.header('allow', allow);
       throw new HttpError(405, `Method "${request.method}" not allowed.`);
     },
   });
