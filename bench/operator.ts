@@ -315,7 +315,8 @@ const mixBodies: number[] = [];
   })();
   /**
    * The server's longest event-loop delay in each half second (from its /metrics, which resets it at each read), less
-   * the monitor's sampling interval its figure includes (see EVENT_LOOP_SAMPLE_MS).
+   * the monitor's sampling interval its figure includes (see EVENT_LOOP_SAMPLE_MS): for a loop held d ms, d - 10 to
+   * d ms, where the figure itself says d to d + 10.
    */
   const serverDelays: Array<{ ms: number; at: number }> = [];
   /** When the import said it had appended its first chunk (s since the readers began). */
@@ -373,7 +374,7 @@ const mixBodies: number[] = [];
     `${slowSeconds.length} (${slowSeconds.length === 0 ? '' : `${slowSeconds.slice(0, 20).join(', ')}${slowSeconds.length > 20 ? ', …' : ''}; `}` +
       `the import's first chunk appended at ${appendsFrom === undefined ? 'no time' : `${fmt(appendsFrom, 1)} s`})`,
   );
-  // (Less the sampling interval, which the monitor's figures include: see EVENT_LOOP_SAMPLE_MS.)
+  // (Less the sampling interval, which the monitor's figures include: a lower bound, see serverDelays.)
   const clientLag = (ns: number) => Math.max(0, ns / 1e6 - EVENT_LOOP_SAMPLE_MS);
   figure('live import', "the client's event-loop delay", clientLag(clientDelay.max), `p99 ${fmt(clientLag(clientDelay.percentile(99)), 1)} ms, max ${fmt(clientLag(clientDelay.max), 1)} ms`);
   figure('live import', 'reads p99', quantile(sortedReads, 0.99), `${fmt(quantile(sortedReads, 0.99), 1)} ms (max ${fmt(sortedReads.at(-1) ?? NaN, 1)} ms)`, atMost(10, 'ms'));
