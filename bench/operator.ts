@@ -319,6 +319,8 @@ const mixBodies: number[] = [];
    * d ms, where the figure itself says d to d + 10.
    */
   const serverDelays: Array<{ ms: number; at: number }> = [];
+  /** A monitor's interval between samples (ms) less the sampling interval: the delay beyond it (a lower bound). */
+  const beyondSampling = (ms: number) => Math.max(0, ms - EVENT_LOOP_SAMPLE_MS);
   /** When the import said it had appended its first chunk (s since the readers began). */
   let appendsFrom: number | undefined;
   const watcher = (async () => {
@@ -326,7 +328,7 @@ const mixBodies: number[] = [];
       const h = JSON.parse((await call('GET', '/healthz', undefined)).body) as { status: string; lag: { positions: string; ms: number } };
       health.push({ status: h.status, behind: Number(h.lag.positions), ms: h.lag.ms });
       const metrics = (await call('GET', '/metrics', undefined)).body;
-      serverDelays.push({ ms: Math.max(0, 1000 * metricValue(metrics, 'nodejs_eventloop_lag_max_seconds') - EVENT_LOOP_SAMPLE_MS), at: (performance.now() - since) / 1000 });
+      serverDelays.push({ ms: beyondSampling(1000 * metricValue(metrics, 'nodejs_eventloop_lag_max_seconds')), at: (performance.now() - since) / 1000 });
       await sleep(500);
     }
   })();
@@ -374,8 +376,7 @@ const mixBodies: number[] = [];
     `${slowSeconds.length} (${slowSeconds.length === 0 ? '' : `${slowSeconds.slice(0, 20).join(', ')}${slowSeconds.length > 20 ? ', …' : ''}; `}` +
       `the import's first chunk appended at ${appendsFrom === undefined ? 'no time' : `${fmt(appendsFrom, 1)} s`})`,
   );
-  // (Less the sampling interval, which the monitor's figures include: a lower bound, see serverDelays.)
-  const clientLag = (ns: number) => Math.max(0, ns / 1e6 - EVENT_LOOP_SAMPLE_MS);
+  const clientLag = (ns: number) => beyondSampling(ns / 1e6);
   figure('live import', "the client's event-loop delay", clientLag(clientDelay.max), `p99 ${fmt(clientLag(clientDelay.percentile(99)), 1)} ms, max ${fmt(clientLag(clientDelay.max), 1)} ms`);
   figure('live import', 'reads p99', quantile(sortedReads, 0.99), `${fmt(quantile(sortedReads, 0.99), 1)} ms (max ${fmt(sortedReads.at(-1) ?? NaN, 1)} ms)`, atMost(10, 'ms'));
   figure('live import', `sites bulk-creates (${posts.length})`, sortedPosts.at(-1) ?? NaN, `p50 ${fmt(quantile(sortedPosts, 0.5), 1)} ms, max ${fmt(sortedPosts.at(-1) ?? NaN, 1)} ms`, atMost(1000, 'ms'));
