@@ -153,7 +153,7 @@ export class RankMatrix {
  * Builds a RankMatrix a piece at a time: a level is two passes over the values (count the zeros of its bit, then
  * split the values by it), each made `stepValues` values a step. A whole level in one step took 6 ms at 500,000
  * values and 12 ms at a million on an idle machine, and 40–70 ms while an import shared the two cores: the
- * background's slices of 4 ms between requests each became that long.
+ * background's slices between requests (4 ms then, SLICE_MS now) each became that long.
  */
 export class RankMatrixBuilder {
   /** Values a step reads at most (tests lower it). */
