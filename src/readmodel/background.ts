@@ -28,13 +28,13 @@ export function finishBackgroundWork(model: ReadModel): void {
  * The background's slice, in ms (a piece under way is finished: some take about a millisecond). A request that comes
  * while a slice runs waits for its rest, so the slice is what a read pays while the background is busy: after a live
  * import, its tables' rank matrices and positions are made again for seconds, one slice after another. The operator
- * run's live step (100,000 events into a million shifts, 200 reads a second; two runs each, alternated, yardsticks
- * 29-30 µs), with this and the fold's slice (projector.ts) at 2 ms against 4 and 5 ms: reads while the server folds
- * its journal after the import, p50 0.9 and 1.0 ms against 3.1 and 3.0 ms (p99 16.5 and 20.8 against 17.0 and
- * 18.9 ms: the slowest reads are slow searches and collections, not waits); the server's longest event-loop delay
- * per half second, median 7.5 and 10.3 ms against 19.2 and 17.0 ms. The benchmark's live window (the fixed mix at
- * full load while 10,000 events are appended): p99 6 and 6 ms against 6 and 7 ms, 12,167 and 11,099 requests a
- * second against 11,810 and 9,986.
+ * run's live step (100,000 events into a million shifts, 200 reads a second; three runs each, alternated, yardsticks
+ * 28-36 µs), with this and the fold's slice (projector.ts) at 2 ms against 4 and 5 ms: reads while the server folds
+ * its journal after the import, p50 1.0-1.6 ms against 3.2-3.7 ms, p99 18.6-20.7 against 25.4-29.4 ms (the slowest
+ * reads are slow searches and collections, not waits); the server's longest event-loop delay per half second, median
+ * 8.8-11.9 ms against 18.2-24.0 ms. The benchmark's live window (the fixed mix at full load while 10,000 events are
+ * appended; two runs each): p99 6 and 6 ms against 6 and 7 ms, 12,167 and 11,099 requests a second against 11,810
+ * and 9,986.
  */
 export const SLICE_MS = 2;
 
