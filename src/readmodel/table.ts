@@ -774,24 +774,29 @@ export class Table<R extends Identified> implements RowSource {
 
   /**
    * Grow ahead of need, a step at least and more until `deadline` (performance.now(), ms): once most of a big
-   * table's room is taken, its bigger columns and fragment entries are made between requests — all the memory in
-   * one step, then the rows copied a piece at a time — and taken when done, or when a row needs them. Grown at once,
-   * at the row that found the table full, a live import's requests all waited: 63 ms of copying at 600,000 rows,
-   * followed by 100–300 ms of collection in the CPU profiles.
+   * table's room is taken, its bigger columns and fragment entries are made between requests — an array a call,
+   * then the rows copied a piece at a time — and taken when done, or when a row needs them. Grown at once, at the
+   * row that found the table full, a live import's requests all waited: 63 ms of copying at 600,000 rows, followed
+   * by 100–300 ms of collection in the CPU profiles.
    *
-   * The memory comes in one step because V8 starts a collection of the whole heap each time the memory held outside
-   * it (typed arrays) has grown by 64 MB since the last: a growth's arrays allocated one a step, 50 ms apart, started
-   * one collection after the other (four in 4 s at a million shifts, each with 200–300 ms of marking on the main
-   * thread and the other core busy marking, reads queued behind them), though each freed nothing. Whether there is
-   * more to do now.
+   * The arrays were once allocated in one step: V8 starts a collection of the whole heap each time the memory held
+   * outside it has grown by 64 MB since the last, and a growth's arrays allocated one a step, 50 ms apart, started
+   * one collection after the other. They are shared memory now, which V8 does not count (big-arrays.ts), and
+   * allocated together they could hold the thread: a growth to room for 804,410 rows (6.4 MB a column, 19 MB of
+   * fragment entries; 70-85 MB in all) allocated them in 0.6 ms in one operator live step, and in another a single
+   * call of this took 80 ms on the CPU (memory the process had freed before, cleared by the allocator as it is
+   * handed out, as I read it: not confirmed). An array a call bounds that to one array. Whether there is more to do
+   * now.
    */
   growAhead(deadline: number): boolean {
     if (this.next === undefined) {
       if (this.capacity < Table.growAheadFrom || this.records.length < this.capacity * Table.growAheadAt) return false;
       this.next = this.growth(this.grownCapacity());
     }
-    do if (this.growStep() !== 'copied') return false;
-    while (performance.now() < deadline);
+    do {
+      const step = this.growStep();
+      if (step !== 'copied') return step === 'allocated';
+    } while (performance.now() < deadline);
     return true;
   }
 
@@ -807,12 +812,15 @@ export class Table<R extends Identified> implements RowSource {
     return made;
   }
 
-  /** One step of growing ahead (see growAhead): all its memory, or a piece of the rows copied, or the growth taken. */
+  /** One step of growing ahead (see growAhead): an array of its memory, or a piece of the rows copied, or the growth taken. */
   private growStep(): 'allocated' | 'copied' | 'taken' {
     const next = this.next!;
-    if (next.columns.length < this.columns.length || !next.fragments) {
-      while (next.columns.length < this.columns.length) next.columns.push(float64s(next.capacity));
-      if (!next.fragments) this.fragments.growAhead(next.capacity);
+    if (next.columns.length < this.columns.length) {
+      next.columns.push(float64s(next.capacity));
+      return 'allocated';
+    }
+    if (!next.fragments) {
+      this.fragments.growAhead(next.capacity);
       next.fragments = true;
       return 'allocated';
     }
