@@ -31,10 +31,10 @@ export function finishBackgroundWork(model: ReadModel): void {
  * run's live step (100,000 events into a million shifts, 200 reads a second; three runs each, alternated, yardsticks
  * 28-36 µs), with this and the fold's slice (projector.ts) at 2 ms against 4 and 5 ms: reads while the server folds
  * its journal after the import, p50 1.0-1.6 ms against 3.2-3.7 ms, p99 18.6-20.7 against 25.4-29.4 ms (the slowest
- * reads wait for turns holding several things at once: a fold slice, a collection, other requests); the server's longest event-loop delay per half second, median
- * 8.8-11.9 ms against 18.2-24.0 ms. The benchmark's live window (the fixed mix at full load while 10,000 events are
- * appended; two runs each): p99 6 and 6 ms against 6 and 7 ms, 12,167 and 11,099 requests a second against 11,810
- * and 9,986.
+ * reads wait for turns holding several things at once: a fold slice, a collection, other requests); the server's
+ * longest event-loop delay per half second, median 8.8-11.9 ms against 18.2-24.0 ms. The benchmark's live window
+ * (the fixed mix at full load while 10,000 events are appended; two runs each): p99 6 and 6 ms against 6 and 7 ms,
+ * 12,167 and 11,099 requests a second against 11,810 and 9,986.
  */
 export const SLICE_MS = 2;
 
