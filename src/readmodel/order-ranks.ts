@@ -157,17 +157,14 @@ const bytesOf = (value: Value) => (value instanceof Uint32Array ? value.byteLeng
  * or a column's codes. Made `RankMatrixBuilder.stepValues` at a time.
  */
 class AlongBuilder implements Builder {
-  private readonly out: Uint32Array;
   private at = 0;
 
   constructor(
     private readonly source: Uint32Array | Float64Array,
     private readonly rows: Uint32Array,
-    room: (length: number) => Uint32Array,
-  ) {
-    // (Every value of it is written.)
-    this.out = room(rows.length);
-  }
+    /** As long as `rows` (every value of it is written). */
+    private readonly out: Uint32Array,
+  ) {}
 
   step(): boolean {
     const { source, rows, out } = this;
@@ -179,6 +176,41 @@ class AlongBuilder implements Builder {
 
   result(): Uint32Array {
     return this.out;
+  }
+}
+
+/**
+ * A matrix of `from`'s rows by their positions in another index (`ranks`, by row): the positions gathered in `from`'s
+ * order (an AlongBuilder), then the matrix built over them, each a piece at a time. Gathered in one go, the positions of
+ * a table of 500,000 rows were read at random from 2 MB in one slice of the background's work.
+ */
+class MatrixBuilder implements Builder {
+  private gathering: AlongBuilder | undefined;
+  private building: RankMatrixBuilder | undefined;
+
+  constructor(
+    ranks: Uint32Array,
+    rows: Uint32Array,
+    /** Where the positions are gathered, and split to: each as long as `rows` (see RankMatrixBuilder). */
+    private readonly values: Uint32Array,
+    private readonly next: Uint32Array,
+    private readonly bits: number,
+    private readonly room: (length: number) => Uint32Array,
+  ) {
+    this.gathering = new AlongBuilder(ranks, rows, values);
+  }
+
+  step(): boolean {
+    if (this.building !== undefined) return this.building.step();
+    if (this.gathering!.step()) {
+      this.gathering = undefined;
+      this.building = new RankMatrixBuilder(this.values, this.bits, this.next, this.room);
+    }
+    return false;
+  }
+
+  result(): RankMatrix {
+    return this.building!.result();
   }
 }
 
@@ -358,20 +390,20 @@ export class OrderRanks {
     const rows = from.order;
     const versions = { key, wanted, fromVersion: from.version, orderVersion: order.version };
     if (what === 'values') {
-      this.building = { ...versions, builder: new AlongBuilder(column!.source(), rows.subarray(0, from.size), this.room) };
+      this.building = { ...versions, builder: new AlongBuilder(column!.source(), rows.subarray(0, from.size), this.room(from.size)) };
       return this.building;
     }
     const ranks = order.ranks();
     if (what === 'positions') {
-      this.building = { ...versions, builder: new AlongBuilder(ranks, rows.subarray(0, from.size), this.room) };
+      this.building = { ...versions, builder: new AlongBuilder(ranks, rows.subarray(0, from.size), this.room(from.size)) };
       return this.building;
     }
     const n = from.size;
     // (One matrix is built at a time: the last one's memory is free. A 16th more, for a table that grows a little.)
     if (this.scratch === undefined || this.scratch[0].length < n) this.scratch = [uint32s(n + (n >>> 4)), uint32s(n + (n >>> 4))];
-    const values = this.scratch[0].subarray(0, n);
-    for (let p = 0; p < n; p++) values[p] = ranks[rows[p]!]!;
-    this.building = { ...versions, builder: new RankMatrixBuilder(values, bitsFor(order.size), this.scratch[1].subarray(0, n), this.room) };
+    const [values, splitTo] = this.scratch;
+    const builder = new MatrixBuilder(ranks, rows.subarray(0, n), values.subarray(0, n), splitTo.subarray(0, n), bitsFor(order.size), this.room);
+    this.building = { ...versions, builder };
     return this.building;
   }
 }
