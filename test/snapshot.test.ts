@@ -18,7 +18,7 @@ import { MAP_SIZE } from '../src/lmdb-file.js';
 import { ReadModel, type SavedTableOf } from '../src/readmodel/model.js';
 import { encodeSnapshot, ReadModelStore } from '../src/readmodel/persistence.js';
 import { Projector } from '../src/readmodel/projector.js';
-import { CHUNK_SIZE, NESTED_CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable, encodeTableInPieces, PartsMemory } from '../src/readmodel/snapshot-codec.js';
+import { CHUNK_SIZE, NESTED_CHUNK_SIZE, decodeChunk, decodeTable, encodeChunks, encodedTableBound, encodeTable, encodeTableInPieces, COPIED_A_PIECE, PartsMemory } from '../src/readmodel/snapshot-codec.js';
 import { SymbolCodes } from '../src/readmodel/symbol-codes.js';
 import { type SavedColumn, type SavedTable, savedTableOf, savedTableToSave } from '../src/readmodel/table.js';
 import { tableDefs } from '../src/resources/index.js';
@@ -169,8 +169,11 @@ t.test("a table's indexes, columns and symbols: given back as saved, packed as m
   const pieces = encodeTableInPieces(savedTableToSave(large));
   let yields = 0;
   while (pieces.next().done !== true) yields++;
-  // 2 widths, the symbols in pieces of 16,384 (4 + 5) measured then packed, 1 index, 2 columns.
-  t.equal(yields, 2 + 9 + 9 + 1 + 2, 'in pieces: after each width, symbol piece measured and packed, index and column');
+  // 2 widths, the symbols in pieces of 16,384 (4 + 5) measured then packed, then each index and column, copied in
+  // pieces of COPIED_A_PIECE bytes.
+  const copies = [8_000_000, 16_000_000, 280_000].reduce((n, bytes) => n + Math.ceil(bytes / COPIED_A_PIECE), 0);
+  t.equal(copies, 16 + 31 + 1);
+  t.equal(yields, 2 + 9 + 9 + copies, 'in pieces: after each width, symbol piece measured and packed, and every piece of each index and column copied');
 });
 
 function shift(i: number, institution = '00000000-0000-4000-8000-000000000001'): ShiftRecord {

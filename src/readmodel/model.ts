@@ -53,7 +53,7 @@ function rowsOf(table: TableToSave): number {
 }
 
 /** Records `tablesToSave` lists between two pauses, at most (a few ms of lookups). */
-const PLACES_A_PIECE = 16_384;
+const PLACES_A_PIECE = 4_096;
 
 /** A persisted read model, as `loadPersisted` takes it: the tables' saved indexes, the snapshot's chunks, the journal. */
 export interface Persisted {
@@ -631,8 +631,9 @@ export class ReadModel implements JsonView {
     const map = this.maps[kind] as ShardedMap<AnyStored>;
     const tables = Array.from(byInstitution.values());
     const tableOfInstitution = new Map(Array.from(byInstitution.keys(), (institution, t) => [institution, t]));
-    // Each record's table (-1: none) and row, by its index in the map's order.
-    const tableOfEntry = new Int32Array(map.size).fill(-1);
+    // Each record's table plus one (0: none) and row, by its index in the map's order. (Not filled ahead: new memory
+    // costs most when first written, and a fill of a million entries at once held a journal fold's requests.)
+    const tableOfEntry = new Int32Array(map.size);
     const rowOfEntry = new Uint32Array(map.size);
     const expected = new Uint32Array(tables.length);
     let i = 0;
@@ -646,15 +647,16 @@ export class ReadModel implements JsonView {
       const row = table.rowCount > guess && table.stored(guess) === record ? guess : table.rowOf(record.id);
       if (row === undefined) continue;
       expected[t] = row + 1;
-      tableOfEntry[at] = t;
+      tableOfEntry[at] = t + 1;
       rowOfEntry[at] = row;
     }
     const placeOf = tables.map((table) => uint32s(table.rowCount));
     const next = new Uint32Array(tables.length);
     const order = map.shardOrder();
     for (let k = 0; k < map.size; k++) {
+      if (k % PLACES_A_PIECE === 0 && k > 0) yield undefined;
       const entry = order === undefined ? k : order[k]!;
-      const t = tableOfEntry[entry]!;
+      const t = tableOfEntry[entry]! - 1;
       if (t >= 0) placeOf[t]![rowOfEntry[entry]!] = next[t]!++;
     }
     for (const [institution, t] of tableOfInstitution) yield { kind, institution, table: tables[t]!.toSave(placeOf[t]!) };
