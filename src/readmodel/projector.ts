@@ -225,7 +225,7 @@ export class Projector {
       const started = performance.now();
       const sizes = this.disk.sizes();
       this.model.flush();
-      await this.disk.replaceSnapshot(encodeSnapshot(this.model.byKind(), this.model.tablesToSave(), true), this.position, slices(ENCODE_SLICE_MS));
+      await this.disk.replaceSnapshot(encodeSnapshot(this.model.byKind(), this.model.tablesToSave(), true), this.position, slices(SLICE_MS));
       this.foldWanted = false;
       this.log?.info(
         { ...sizes, position: this.position.commit.toString(), ms: Math.round(performance.now() - started) },
@@ -397,12 +397,6 @@ export class Projector {
  * internal work has passed (SLICE_MS, the background's too: background.ts says what 2 ms against 5 changed).
  */
 const FOLD_SLICE_EVENTS = 100;
-
-/**
- * Slices of the event loop a snapshot is encoded in, in ms (at least, until the piece under way is done): requests
- * are answered between them. Still 5 ms, not SLICE_MS: the journal fold's encoding was not measured at 2 ms.
- */
-const ENCODE_SLICE_MS = 5;
 
 /** A pause to call between pieces of work: it lets other work run once `ms` have passed since it last did. */
 function slices(ms: number): () => Promise<void> | undefined {

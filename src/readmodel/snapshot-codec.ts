@@ -126,7 +126,7 @@ export function* encodeChunksInPieces(
 }
 
 /** Records split into columns in one piece of encodeChunk, at most. */
-const SPLIT_A_PIECE = 2048;
+const SPLIT_A_PIECE = 1024;
 
 /**
  * A chunk's buffer, made a piece at a time: the records split into columns, each column encoded, then packed. The
@@ -155,7 +155,7 @@ function* encodeChunk(keys: readonly string[], records: readonly object[], room:
  * dictionary's map, and an entry) took 10-20 ms in one piece while a server folded its journal after a live import, on
  * a slow day (a yardstick of 96 µs), and held every request meanwhile.
  */
-const CODES_A_PIECE = 2048;
+const CODES_A_PIECE = 1024;
 
 /** A column's values encoded, its typed array (if it has one) made in `memory` from `offset` (8n bytes free there). */
 function* encodeColumn(values: readonly unknown[], memory: ArrayBuffer, offset: number): Generator<undefined, Column> {
