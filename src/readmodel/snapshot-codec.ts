@@ -466,8 +466,8 @@ const TYPED_ARRAY_CODES = new Map<unknown, number>([
 /**
  * Bytes of a typed array copied into a packed table in one piece of encodeTableInPieces. Copied into memory written
  * for the first time, a copy costs what the memory's first use costs: on this project's test machines (virtual ones),
- * 16-18 ms for 4 MB, against 0.3 ms for the same copy again, and a journal fold's pieces that copied an index of
- * 500,000 rows held requests for up to 30 ms.
+ * 16-18 ms for 4 MB, against 0.3 ms for the same copy again; a journal fold's encoding of the benchmark's model,
+ * in-process and with no requests, had pieces that ended with such a copy of up to 27.7-30.5 ms.
  */
 export const COPIED_A_PIECE = 2 ** 19;
 

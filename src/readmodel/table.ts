@@ -96,8 +96,8 @@ export interface ArrayToSave {
 
 /**
  * Values an ArrayToSave reads or makes between two yields. Most of its loops read at random (a row's place, a column
- * at a row): at 65,536 a piece, a piece of a journal fold's encoding took up to 34 ms on a slow day (a yardstick of
- * about 80 µs), every request waiting meanwhile.
+ * at a row): at 65,536 a piece, a journal fold's encoding of the benchmark's model (in-process, on a slow day: a
+ * yardstick of about 80 µs) had pieces of up to 34 ms that ended with such a loop and the array's copy.
  */
 const VALUES_A_PIECE = 16_384;
 
