@@ -24,7 +24,7 @@ import { QUERY_STRINGS_REMEMBERED } from '../src/http/query-strings.js';
 import { openEventStore } from '../src/runtime.js';
 import { type BenchData, generate, liveEvents } from './generate.js';
 import { mixRequests } from './mix.js';
-import { BIN_ENV, BIN_NODE_FLAGS, CLI, metricValue } from './processes.js';
+import { BIN_NODE_FLAGS, CLI, metricValue } from './processes.js';
 import { randomQueries, withPage } from './random-mix.js';
 import { classTable, quantile, slowest as slowestQueries, type Timing, us } from './report.js';
 import { mulberry32 } from '../scripts/random.js';
@@ -100,7 +100,7 @@ process.on('exit', () => {
 /** Run `vm-api <args>` over `dataDir` in its own process, as a user would (the bin's node flags too); its wall time in seconds. */
 async function vmApi(dataDir: string, args: string[]): Promise<{ seconds: number; output: string }> {
   const t0 = performance.now();
-  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, CLI, ...args], { env: { ...process.env, ...BIN_ENV, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, CLI, ...args], { env: { ...process.env, DATA_DIR: dataDir }, stdio: ['ignore', 'pipe', 'inherit'] });
   let output = '';
   child.stdout.on('data', (chunk) => (output += chunk));
   const code = await new Promise((resolve) => child.once('exit', resolve));
@@ -148,7 +148,6 @@ interface Server {
 async function startServer(from: string, profileDir?: string, args: string[] = []): Promise<Server> {
   const profiling = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
   const child = spawn(process.execPath, [...BIN_NODE_FLAGS, '--expose-gc', '--max-old-space-size=4096', ...profiling, join(here, 'server.js'), from, ...args], {
-    env: { ...process.env, ...BIN_ENV },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
   servers.push(child);

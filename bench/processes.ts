@@ -12,22 +12,12 @@ import { join } from 'node:path';
 const here = new URL('.', import.meta.url).pathname;
 export const CLI = join(here, '..', 'src', 'cli', 'main.js');
 
-/**
- * How the `vm-api` bin runs node (its first line, `#!/usr/bin/env -S [NAME=value…] node <flags>`): the environment it
- * sets and the node flags it gives. The benchmark runs it as installed.
- */
-const binLine = (() => {
+/** The node flags the `vm-api` bin runs with (its first line, `#!/usr/bin/env -S node <flags>`): the benchmark runs it as installed. */
+export const BIN_NODE_FLAGS: readonly string[] = (() => {
   const firstLine = readFileSync(CLI, 'utf8').split('\n', 1)[0]!;
-  const [, assignments = '', flags = ''] = /^#!\/usr\/bin\/env -S ((?:\w+=\S+ )*)node (.*)$/.exec(firstLine) ?? [];
-  return {
-    env: Object.fromEntries(assignments.split(/\s+/).filter(Boolean).map((a) => [a.slice(0, a.indexOf('=')), a.slice(a.indexOf('=') + 1)])),
-    flags: flags.split(/\s+/).filter(Boolean),
-  };
+  const flags = /^#!\/usr\/bin\/env -S node (.*)$/.exec(firstLine)?.[1] ?? '';
+  return flags.split(/\s+/).filter(Boolean);
 })();
-/** The node flags the `vm-api` bin runs with. */
-export const BIN_NODE_FLAGS: readonly string[] = binLine.flags;
-/** The environment the `vm-api` bin sets (glibc's malloc settings: see the README's "Memory"). */
-export const BIN_ENV: Readonly<Record<string, string>> = binLine.env;
 
 /** The memory fields of /proc/<pid>/status (kB there) in bytes; undefined once the process is gone. */
 function procStatusFields(pid: number): Record<string, number> | undefined {
@@ -91,7 +81,7 @@ export function vmApi(
 ): Command {
   const started = performance.now();
   const out = options.stdoutFile === undefined ? 'pipe' : openSync(options.stdoutFile, 'w');
-  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, ...(options.nodeArgs ?? []), CLI, ...args], { env: { ...process.env, ...BIN_ENV, ...env }, stdio: ['ignore', out, 'pipe'] });
+  const child = spawn(process.execPath, [...BIN_NODE_FLAGS, ...(options.nodeArgs ?? []), CLI, ...args], { env: { ...process.env, ...env }, stdio: ['ignore', out, 'pipe'] });
   if (typeof out === 'number') closeSync(out);
   child.stdout?.on('data', (chunk: Buffer) => options.onStdout?.(chunk.toString()));
   let partial = '';

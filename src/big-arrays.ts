@@ -34,7 +34,7 @@
  * SharedArrayBuffer; what is written goes through `unshared`.
  */
 
-/** Smaller arrays are plain. (Not much larger: a small institution's tables make arrays of a few KB.) */
+/** Smaller arrays are plain. (Not much larger: a rank matrix of 500,000 rows is 38 arrays of 62.5 KB.) */
 export const BIG_BYTES = 1 << 12;
 
 const memory = (bytes: number): ArrayBufferLike => (bytes >= BIG_BYTES ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes));

@@ -1,4 +1,4 @@
-#!/usr/bin/env -S MALLOC_MMAP_THRESHOLD_=1048576 MALLOC_TRIM_THRESHOLD_=67108864 node --concurrent-marking-max-worker-num=1
+#!/usr/bin/env -S node --concurrent-marking-max-worker-num=1
 /**
  * vm-api: serve, import, rebuild, keys issue / revoke / list, institutions list.
  * Configuration comes from the environment (see src/config.ts).

@@ -66,18 +66,16 @@ export class RankMatrix {
     readonly length: number,
     /** Most significant bit first. */
     private readonly levels: readonly Level[],
-    /** The one array every level's blocks are in, one after the other. */
-    private readonly memory: Uint32Array,
   ) {}
 
   /** The arrays it is made of (for the next matrix to be made in, once no search can read this one). */
   arrays(): Uint32Array[] {
-    return [this.memory];
+    return this.levels.map((l) => l.blocks);
   }
 
   /** Bytes held. */
   get bytes(): number {
-    return this.memory.byteLength;
+    return this.levels.reduce((a, l) => a + l.blocks.byteLength, 0);
   }
 
   /**
@@ -146,8 +144,8 @@ export class RankMatrix {
   }
 
   /** @internal (the builder makes it) */
-  static made(length: number, levels: readonly Level[], memory: Uint32Array): RankMatrix {
-    return new RankMatrix(length, levels, memory);
+  static made(length: number, levels: readonly Level[]): RankMatrix {
+    return new RankMatrix(length, levels);
   }
 }
 
@@ -172,13 +170,6 @@ export class RankMatrixBuilder {
   private current: Uint32Array;
   private next: Uint32Array;
   private readonly levels: Level[] = [];
-  /**
-   * Every level's blocks, one after the other, in one array from `room` (taken as the first level's split starts): a
-   * matrix of 500,000 rows is one array of 1.36 MB, not 19 of 71 KB. glibc's malloc maps blocks from 1 MB up on their
-   * own under the bin's setting, and gives them back when they are freed, where the memory of smaller ones stays in
-   * the process once they are (see the README's "Memory": matrices are made again after each change of their table).
-   */
-  private memory: Uint32Array | undefined;
   /** The level under way: values counted (the first level's), its zeros, its blocks once counted, values split and where the next go. */
   private counted = 0;
   private zeros = 0;
@@ -191,7 +182,7 @@ export class RankMatrixBuilder {
 
   /**
    * `values` is consumed (reordered); `next`, as long, is where the values are split to (made here if not given).
-   * Neither is part of the result: once it is made, both are free for the next builder. The matrix's own array comes
+   * Neither is part of the result: once it is made, both are free for the next builder. The matrix's own arrays come
    * from `room` (given a length, an array of it: new, or one used before, whatever it holds).
    */
   constructor(
@@ -269,17 +260,14 @@ export class RankMatrixBuilder {
 
   /** The level under way is counted: its blocks, and where its ones go. */
   private startSplit(n: number): void {
-    const words = levelWords(n);
-    this.memory ??= this.room(this.bits * words);
-    const at = this.levels.length * words;
-    this.blocks = this.memory.subarray(at, at + words).fill(0);
+    this.blocks = this.room(levelWords(n)).fill(0);
     this.nextOne = this.zeros;
     this.nextZero = 0;
   }
 
   result(): RankMatrix {
     if (this.levels.length < this.bits) throw new Error('the matrix is not built yet');
-    return RankMatrix.made(this.current.length, this.levels, this.memory!);
+    return RankMatrix.made(this.current.length, this.levels);
   }
 }
 
