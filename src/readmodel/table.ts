@@ -601,7 +601,6 @@ export class Table<R extends Identified> implements RowSource {
   flush(): void {
     while (this.publication !== undefined) this.publishStep(Infinity);
     if (!this.hasChanges()) return;
-    this.ranks.changed();
     const pending = this.pending;
     const removed = this.removedRows;
     const many = this.manyChanges();
@@ -619,8 +618,15 @@ export class Table<R extends Identified> implements RowSource {
       const isRemoved = (row: number) => pending[row] === REMOVED;
       for (const index of this.indexes.values()) index.update(isRemoved, removed, added);
     }
+    this.ranks.changed(this.indexedRows);
     this.releaseAll(removed);
     this.removedRows = [];
+  }
+
+  /** Rows the indexes hold (every index holds every row of the table). */
+  private get indexedRows(): number {
+    for (const index of this.indexes.values()) return index.size;
+    return 0;
   }
 
   /** Whether changes wait for the indexes (in a publication under way or not yet in one). */
@@ -744,8 +750,8 @@ export class Table<R extends Identified> implements RowSource {
       orders.push([index, yield* index.nextOrder(isRemoved, removed, added)]);
       yield;
     }
-    this.ranks.changed();
     for (const [index, order] of orders) index.adopt(order);
+    this.ranks.changed(this.indexedRows);
     for (const row of added) if (this.pending[row] === PUBLISHING) this.pending[row] = 0;
     this.releaseAll(removed);
   }
