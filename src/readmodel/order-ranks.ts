@@ -27,7 +27,7 @@
  * a mix of searches in many orders wants many of them (a table's indexes,
  * pair by pair), so the least recently used go when a new one would pass it.
  */
-import { bitsFor, levelWords, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
+import { bitsFor, type RankMatrix, RankMatrixBuilder } from './rank-matrix.js';
 import type { SortedIndex } from './sorted-index.js';
 import { uint32s } from '../big-arrays.js';
 
@@ -150,13 +150,7 @@ interface Building {
 const keyOf = ({ from, order, what, column }: Wanted) =>
   what === 'values' ? `${from.def.name}#${column!.name}` : `${from.def.name}${what === 'matrix' ? '>' : '@'}${order.def.name}`;
 
-const bytesOf = (value: Value) => (value instanceof Uint32Array ? capacity(value).byteLength : value.bytes);
-
-/** The whole array a view from `room` is the start of (each is an array of its own). */
-const capacity = (view: Uint32Array) => new Uint32Array(view.buffer);
-
-/** Whether an array of `size` values can be given for `length`: long enough, and not more than an eighth longer. */
-const fits = (size: number, length: number) => size >= length && size <= length + (length >>> 3) + 16;
+const bytesOf = (value: Value) => (value instanceof Uint32Array ? value.byteLength : value.bytes);
 
 /**
  * What `source` holds (by row) for another index's rows (`rows`, in its order): positions in an index (its `ranks()`),
@@ -236,13 +230,13 @@ export class OrderRanks {
   private scratch: [Uint32Array, Uint32Array] | undefined;
   private lastChange = -Infinity;
   /**
-   * The arrays of what a change made stale, whole (`capacity`), by length, for what is made next to be made in: the
-   * table's matrices and positions are made again after each quiet spell of a live import, and this memory (shared,
-   * which V8 does not count: big-arrays.ts) is freed only by a full collection, which the import may not start for a
-   * minute. New each time, it came to up to 260 MB in 10 s at a million shifts, as a server warmed up and as an import
-   * ended (the server's peak: 3.47-3.63 GB in two runs, 3.38 GB with these). Only the last change's: those of a change
-   * before are let go of at the next, so they hold at most what the matrices held then, outside the matrices' budget.
-   * Emptied once nothing is wanted.
+   * The arrays of what a change made stale, by length, for what is made next to be made in: the table's matrices and
+   * positions are made again after each quiet spell of a live import, and this memory (shared, which V8 does not count:
+   * big-arrays.ts) is freed only by a full collection, which the import may not start for a minute. New each time, it
+   * came to up to 260 MB in 10 s at a million shifts, as a server warmed up and as an import ended (the server's peak:
+   * 3.47-3.63 GB in two runs, 3.38 GB with these). Only the last change's: those of a change before are let go of
+   * at the next (a table that grew meanwhile makes arrays of other lengths, which they would never fit), so they hold
+   * at most what the matrices held then, outside the matrices' budget. Emptied once nothing is wanted.
    */
   private readonly spares = new Map<number, Uint32Array[]>();
   /** Matrices of this table thrown away unused since one last served: its quiet is quietMs doubled that often. */
@@ -255,13 +249,12 @@ export class OrderRanks {
    * held its memory (n × bits 32-bit words) for the life of the process. A
    * change that throws away any matrix unused asks for a longer quiet, once.
    *
-   * Their arrays are kept for what is made next (`spares`) only if it can
-   * take them (`fits`): each was made a sixteenth longer than asked for
-   * (`room`), so a table that grew by less than that since (a live import's
-   * batches, between two quiet spells) makes its next ones in them. Kept
-   * whatever their length, through a live import that grew the table more,
-   * they were held beside the matrices made once it ended: 265 MB of spares
-   * beside 290 MB made again, the server's peak.
+   * Their arrays are kept for what is made next (`spares`) only if made for
+   * as many rows: a table that grew or shrank makes arrays of other lengths,
+   * which would never take them. Kept anyway, through a live import (the
+   * first batch that added rows made them spares, and the next changes made
+   * nothing to replace them), they were held beside the matrices made once
+   * it ended: 265 MB of spares beside 290 MB made again, the server's peak.
    */
   changed(rows: number): void {
     this.lastChange = performance.now();
@@ -271,13 +264,12 @@ export class OrderRanks {
     for (const made of this.made.values()) {
       if (made.uses < USEFUL) unused = true;
       rankMatrices.remove(made);
+      if (made.value.length !== rows) continue;
       // (No search is under way that could read them: the builders that take them run between requests, in `work`.)
       for (const array of made.value instanceof Uint32Array ? [made.value] : made.value.arrays()) {
-        const whole = capacity(array);
-        if (!fits(whole.length, rows) && !fits(whole.length, levelWords(rows))) continue;
-        const same = this.spares.get(whole.length);
-        if (same) same.push(whole);
-        else this.spares.set(whole.length, [whole]);
+        const same = this.spares.get(array.length);
+        if (same) same.push(array);
+        else this.spares.set(array.length, [array]);
       }
     }
     this.made.clear();
@@ -390,12 +382,7 @@ export class OrderRanks {
   }
 
   /** An array of `length` values for what is being made: a spare one (whatever it holds) if there is one, else new. */
-  private readonly room = (length: number): Uint32Array => {
-    for (const [size, arrays] of this.spares) {
-      if (fits(size, length) && arrays.length > 0) return arrays.pop()!.subarray(0, length);
-    }
-    return uint32s(length + (length >>> 4)).subarray(0, length);
-  };
+  private readonly room = (length: number): Uint32Array => this.spares.get(length)?.pop() ?? uint32s(length);
 
   /** A matrix made (in part) for nothing: ask for a longer quiet before the next. */
   private wasted(): void {

@@ -33,7 +33,7 @@ const BLOCK_WORDS = 8;
 const BLOCK_BITS = 32 * (BLOCK_WORDS - 1);
 
 /** Words of a level of `n` positions (a block for position n too: a rank count may be taken there). */
-export const levelWords = (n: number) => BLOCK_WORDS * (Math.floor(n / BLOCK_BITS) + 1);
+const levelWords = (n: number) => BLOCK_WORDS * (Math.floor(n / BLOCK_BITS) + 1);
 
 /** Where position `i`'s bit is: its word in the level. */
 const wordOf = (i: number) => {
@@ -73,9 +73,9 @@ export class RankMatrix {
     return this.levels.map((l) => l.blocks);
   }
 
-  /** Bytes held (the whole of each level's array, which may be longer than its blocks: see OrderRanks' `room`). */
+  /** Bytes held. */
   get bytes(): number {
-    return this.levels.reduce((a, l) => a + l.blocks.buffer.byteLength, 0);
+    return this.levels.reduce((a, l) => a + l.blocks.byteLength, 0);
   }
 
   /**
