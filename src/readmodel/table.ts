@@ -623,7 +623,10 @@ export class Table<R extends Identified> implements RowSource {
     this.removedRows = [];
   }
 
-  /** Rows the indexes hold (every index holds every row of the table). */
+  /**
+   * Rows the indexes hold (every index holds every row of the table): not `size`, which counts the records of changes a
+   * publication under way leaves to the next.
+   */
   private get indexedRows(): number {
     for (const index of this.indexes.values()) return index.size;
     return 0;
